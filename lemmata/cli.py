@@ -1,0 +1,237 @@
+"""The ``lemmata`` command line.
+
+Exit codes: 0 done; 1 the work ran and found a problem (``doctor`` saw something broken);
+2 bad input or configuration (a bad setting, an unknown model, an unreachable API base: one
+line on stderr naming what to change); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from lemmata.errors import LemmataError
+from lemmata.settings import Settings
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="lemmata",
+    help="LLM agents that remember, prove, see and research.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class _State:
+    def __init__(self, config: Path | None, overrides: dict[str, Any]) -> None:
+        self.config = config
+        self.overrides = overrides
+        self._settings: Settings | None = None
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            if self.config is not None:
+                self._settings = Settings.load(self.config, **self.overrides)
+            else:
+                self._settings = Settings.load(**self.overrides)
+        return self._settings
+
+
+def _state(ctx: typer.Context) -> _State:
+    obj = ctx.find_root().obj
+    assert isinstance(obj, _State)
+    return obj
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    config: Annotated[Path | None, typer.Option("--config", help="Settings file (TOML).")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model (overrides LEMMATA_MODEL).")
+    ] = None,
+    api_base: Annotated[
+        str | None, typer.Option("--api-base", help="API base URL (overrides LEMMATA_API_BASE).")
+    ] = None,
+) -> None:
+    overrides = {k: v for k, v in {"model": model, "api_base": api_base}.items() if v is not None}
+    ctx.obj = _State(config, overrides)
+
+
+@app.command()
+def version() -> None:
+    """Print Lemmata's version."""
+    from lemmata._version import __version__
+
+    typer.echo(__version__)
+
+
+@app.command()
+def doctor(
+    ctx: typer.Context,
+    deep: Annotated[
+        bool, typer.Option("--deep", help="Load the embedder and embed a sentence.")
+    ] = False,
+    ping: Annotated[
+        bool, typer.Option("--ping", help="Send the configured model one short request.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """What is installed, what is missing, how to get it. Exit 1 if something required is broken."""
+    from lemmata.doctor import render, run_checks
+
+    report = run_checks(_state(ctx).settings, deep=deep, ping=ping)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        render(report, _console())
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def shell(ctx: typer.Context) -> None:
+    """An interactive REPL: capability commands, ':model', and chat with the configured model."""
+    from lemmata.shell import Shell
+
+    settings = _state(ctx).settings
+    Shell(settings, history_file=settings.data_dir / "shell_history").run()
+
+
+@app.command()
+def chat(
+    ctx: typer.Context,
+    message: Annotated[str, typer.Argument(help="The message; '-' reads it from stdin.")],
+    system: Annotated[str | None, typer.Option("--system", help="A system prompt.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print reply and usage as JSON.")] = False,
+) -> None:
+    """Send one message to the configured model and print the reply."""
+    from lemmata.llm import get_model
+
+    text = sys.stdin.read() if message == "-" else message
+    if not text.strip():
+        raise typer.BadParameter("the message is empty", param_hint="MESSAGE")
+    model = get_model(_state(ctx).settings, required=True, feature="lemmata chat")
+    assert model is not None
+    messages = ([{"role": "system", "content": system}] if system else []) + [
+        {"role": "user", "content": text}
+    ]
+    reply = model.chat(messages)
+    if as_json:
+        u = reply.usage
+        typer.echo(
+            json.dumps(
+                {
+                    "model": model.name,
+                    "scripted": reply.scripted,
+                    "content": reply.content,
+                    "usage": None
+                    if u is None
+                    else {
+                        "prompt_tokens": u.prompt_tokens,
+                        "completion_tokens": u.completion_tokens,
+                        "cost_usd": u.cost_usd,
+                        "latency_s": round(u.latency_s, 3),
+                        "attempts": u.attempts,
+                    },
+                }
+            )
+        )
+    else:
+        typer.echo(reply.content or "")
+
+
+@app.command()
+def embed(
+    ctx: typer.Context,
+    texts: Annotated[list[str] | None, typer.Argument(help="Texts to embed.")] = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", "-f", help="Read texts from a file, one a line.")
+    ] = None,
+    query: Annotated[
+        str | None, typer.Option("--query", "-q", help="Rank the texts by similarity to this.")
+    ] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="How many ranked texts to show.")] = 10,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="JSON output (vectors, or the ranking).")
+    ] = False,
+) -> None:
+    """Embed texts with the configured embedder (offline MiniLM by default); with --query, rank them."""
+    from lemmata.embeddings import get_embedder
+
+    items = list(texts or [])
+    if file is not None:
+        try:
+            items += [
+                line.strip()
+                for line in file.read_text(encoding="utf-8").splitlines()
+                if line.strip()
+            ]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise typer.BadParameter(f"cannot read {file}: {exc}", param_hint="--file") from None
+    if not items:
+        raise typer.BadParameter("give texts as arguments or with --file", param_hint="TEXTS")
+    settings = _state(ctx).settings
+    embedder = get_embedder(settings)
+    err = _console(stderr=True)
+    with err.status(f"embedding {len(items)} texts with {embedder.name}..."):
+        vectors = embedder.embed(items + ([query] if query else []))
+    if query is None:
+        if as_json:
+            for text, vec in zip(items, vectors, strict=True):
+                typer.echo(json.dumps({"text": text, "vector": [round(float(x), 6) for x in vec]}))
+        else:
+            typer.echo(f"{len(items)} vectors of {vectors.shape[1]} dimensions ({embedder.name})")
+        return
+    scores = vectors[:-1] @ vectors[-1]
+    order = sorted(range(len(items)), key=lambda i: -float(scores[i]))[:top]
+    if as_json:
+        typer.echo(
+            json.dumps([{"text": items[i], "score": round(float(scores[i]), 4)} for i in order])
+        )
+        return
+    from rich.table import Table
+
+    table = Table("score", "text", title=f"closest to {query!r} ({embedder.name})")
+    for i in order:
+        table.add_row(f"{float(scores[i]):.3f}", items[i])
+    _console().print(table)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``lemmata`` script."""
+    from typer.exceptions import TyperException
+
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except (typer.Abort, KeyboardInterrupt):
+        print("lemmata: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except LemmataError as exc:
+        print(f"lemmata: error[{exc.code}]: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except TyperException as exc:  # usage errors: typer prints them with the usage line
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            print(f"lemmata: {exc}", file=sys.stderr)
+        sys.exit(int(getattr(exc, "exit_code", 2)))
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

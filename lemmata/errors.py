@@ -1,0 +1,164 @@
+"""Lemmata's errors: one hierarchy, each class with a stable ``code`` and a message that says
+what to do.
+
+Exceptions are for things the caller has to fix or cannot go on without (a broken settings
+file, a missing package, a model that cannot be reached). Outcomes of the work itself (a proof
+that failed, an insight that did not hold) are values, never exceptions.
+
+=============================  ===========================  =====================================
+class                          code                         raised when
+=============================  ===========================  =====================================
+``LemmataError``               ``lemmata_error``            base class; never raised itself
+``ConfigError``                ``config``                   a setting has a bad value
+``SettingsFileError``          ``settings_file``            the TOML settings file is broken
+``MissingDependency``          ``missing_dependency``       an optional package is not installed
+``ToolNotFound``               ``tool_not_found``           a system program (coqc, tesseract...)
+                                                            is not on PATH
+``ModelError``                 ``model``                    base class of the LLM layer's errors
+``ModelNotConfigured``         ``model_not_configured``     a feature needs a model, none is set
+``UnknownModel``               ``unknown_model``            the model name is not one the
+                                                            provider or litellm knows
+``MissingApiKey``              ``missing_api_key``          the provider needs a key, none given
+``AuthenticationFailed``       ``authentication_failed``    the provider rejected the key
+``ModelUnreachable``           ``model_unreachable``        the API base does not answer
+``RateLimited``                ``rate_limited``             still rate limited after the retries
+``ModelCallFailed``            ``model_call_failed``        any other failure of the model call
+``ModelOutputError``           ``model_output``             the reply could not be parsed or
+                                                            validated, even after the retry
+=============================  ===========================  =====================================
+
+Every message is one line that names the setting, file or command to change, so the CLI can
+print it as it is (``lemmata: error[unknown_model]: ...``) and exit with status 2.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthenticationFailed",
+    "ConfigError",
+    "LemmataError",
+    "MissingApiKey",
+    "MissingDependency",
+    "ModelCallFailed",
+    "ModelError",
+    "ModelNotConfigured",
+    "ModelOutputError",
+    "ModelUnreachable",
+    "RateLimited",
+    "SettingsFileError",
+    "ToolNotFound",
+    "UnknownModel",
+]
+
+
+class LemmataError(Exception):
+    """Base class of every error Lemmata raises on purpose."""
+
+    code = "lemmata_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(LemmataError):
+    """A setting has a value Lemmata cannot use; the message names the setting."""
+
+    code = "config"
+
+
+class SettingsFileError(ConfigError):
+    """The settings file cannot be read or holds an invalid entry.
+
+    ``path`` and ``line`` (1-based, or ``None`` when unknown) say where.
+    """
+
+    code = "settings_file"
+
+    def __init__(self, path: str, line: int | None, problem: str) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"settings file {where}: {problem}")
+        self.path = path
+        self.line = line
+        self.problem = problem
+
+
+class MissingDependency(LemmataError):
+    """An optional Python package is missing; ``install`` is the command that adds it."""
+
+    code = "missing_dependency"
+
+    def __init__(self, feature: str, install: str) -> None:
+        super().__init__(f"{feature} needs a package that is not installed: run `{install}`")
+        self.feature = feature
+        self.install = install
+
+
+class ToolNotFound(LemmataError):
+    """A system program is not on PATH; ``install`` says how to get it."""
+
+    code = "tool_not_found"
+
+    def __init__(self, tool: str, install: str, setting: str | None = None) -> None:
+        hint = f" or point {setting} at it" if setting else ""
+        super().__init__(f"`{tool}` was not found on PATH: {install}{hint}")
+        self.tool = tool
+        self.install = install
+        self.setting = setting
+
+
+class ModelError(LemmataError):
+    """Base class of the LLM layer's errors."""
+
+    code = "model"
+
+
+class ModelNotConfigured(ModelError):
+    code = "model_not_configured"
+
+    def __init__(self, feature: str = "this command") -> None:
+        super().__init__(
+            f"{feature} needs a model: set LEMMATA_MODEL (for example "
+            "'openai/gpt-4o-mini', or 'openai/NAME' with LEMMATA_API_BASE for a local "
+            "OpenAI-compatible server)"
+        )
+
+
+class UnknownModel(ModelError):
+    code = "unknown_model"
+
+
+class MissingApiKey(ModelError):
+    code = "missing_api_key"
+
+
+class AuthenticationFailed(ModelError):
+    code = "authentication_failed"
+
+
+class ModelUnreachable(ModelError):
+    code = "model_unreachable"
+
+
+class RateLimited(ModelError):
+    code = "rate_limited"
+
+
+class ModelCallFailed(ModelError):
+    code = "model_call_failed"
+
+
+class ModelOutputError(ModelError):
+    """The model's reply did not parse into what was asked for, even after the retry.
+
+    ``raw`` keeps the last reply so that a caller can log or show it.
+    """
+
+    code = "model_output"
+
+    def __init__(self, message: str, raw: str | None = None) -> None:
+        super().__init__(message)
+        self.raw = raw

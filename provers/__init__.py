@@ -1,0 +1,7 @@
+"""lemmata.provers: Lean 4 and Coq verifiers, WZ certificates and sketches, refinement search, the batch runner.
+
+This package is part of the design in ARCHITECTURE.md; its public names are added by the issue
+that builds it, and listed in ``__all__``.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,57 @@
+"""Each package's ``__all__`` lists exactly its public names, and every one resolves."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+PACKAGES = [
+    "lemmata",
+    "lemmata.llm",
+    "lemmata.errors",
+    "lemmata.settings",
+    "lemmata.embeddings",
+    "lemmata.deps",
+    "lemmata.commands",
+    "lemmata.doctor",
+    "lemmata.shell",
+    "lemmata.agents",
+    "lemmata.memory",
+    "lemmata.provers",
+    "lemmata.environments",
+    "lemmata.gui",
+]
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_all_resolves(name: str) -> None:
+    module = importlib.import_module(name)
+    assert isinstance(module.__all__, list)
+    for member in module.__all__:
+        assert getattr(module, member) is not None, f"{name}.{member}"
+
+
+@pytest.mark.parametrize("name", [p for p in PACKAGES if p != "lemmata"])
+def test_all_lists_every_public_definition(name: str) -> None:
+    module = importlib.import_module(name)
+    defined = {
+        n
+        for n, v in vars(module).items()
+        if not n.startswith("_")
+        and (inspect.isclass(v) or inspect.isfunction(v))
+        and getattr(v, "__module__", "").startswith(name)
+    }
+    assert defined <= set(module.__all__), (
+        f"{name}: not in __all__: {defined - set(module.__all__)}"
+    )
+
+
+def test_capability_folders_are_subpackages() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for folder in ("agents", "memory", "provers", "environments", "gui"):
+        module = importlib.import_module(f"lemmata.{folder}")
+        assert Path(module.__file__).resolve().parent == root / folder
