@@ -1,0 +1,75 @@
+"""The ``Verifier`` protocol: whole-proof checks and incremental, tactic-level sessions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+from lemmata.provers.result import FailureMode, Message, VerifyResult
+
+__all__ = ["ProofSession", "StepResult", "Verifier", "position_of"]
+
+StepStatus = Literal["open", "finished", "error", "timeout", "crash"]
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """The state after one tactic: its id (to run from or backtrack to), the goals left,
+    and, when the tactic failed, why. A failed tactic leaves the state it ran from."""
+
+    state: int
+    goals: tuple[str, ...]
+    status: StepStatus
+    messages: tuple[Message, ...] = ()
+    failure_mode: FailureMode | None = None
+    tactic: str | None = None
+    parent: int | None = None
+    extra: dict[str, object] = field(default_factory=dict, compare=False)
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "finished"
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("error", "timeout", "crash")
+
+
+@runtime_checkable
+class ProofSession(Protocol):
+    """A goal opened for tactic-by-tactic work. Every state stays reachable: ``run`` takes
+    the state to run from, so a search can backtrack to any earlier one."""
+
+    root: StepResult
+
+    def run(
+        self, tactic: str, state: int | None = None, timeout: float | None = None
+    ) -> StepResult: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """A proof checker. Results are values (:class:`VerifyResult`); exceptions are kept for
+    bugs in our own code."""
+
+    backend: str
+
+    def version(self) -> str: ...
+
+    def check(
+        self, header: str, statement: str, proof: str, timeout: float | None = None
+    ) -> VerifyResult: ...
+
+    def open(self, header: str, statement: str, timeout: float | None = None) -> ProofSession: ...
+
+    def close(self) -> None: ...
+
+
+def position_of(text: str, offset: int) -> tuple[int, int]:
+    """``(line, column)`` of a character offset: line 1-based, column 0-based (Lean's way)."""
+    offset = max(0, min(offset, len(text)))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1)
+    return line, column

@@ -1,0 +1,20 @@
+"""Coq 8.x through coqtop: whole-proof checks and tactic-level sessions."""
+
+from lemmata.provers.coq.output import parse_assumptions, parse_output
+from lemmata.provers.coq.process import CoqCrashed, CoqProcess, CoqTimeout, coq_version
+from lemmata.provers.coq.sentences import Sentence, SentenceError, split_sentences
+from lemmata.provers.coq.verifier import CoqSession, CoqTop
+
+__all__ = [
+    "CoqCrashed",
+    "CoqProcess",
+    "CoqSession",
+    "CoqTimeout",
+    "CoqTop",
+    "Sentence",
+    "SentenceError",
+    "coq_version",
+    "parse_assumptions",
+    "parse_output",
+    "split_sentences",
+]

@@ -1,0 +1,179 @@
+"""A coqtop process spoken to one sentence at a time.
+
+``coqtop -emacs`` ends every answer with a prompt ``<prompt>NAME < STATE |...| 0 < </prompt>``,
+where NAME is the open proof (``Coq`` when none) and STATE the number that ``BackTo`` takes.
+One sentence in, one prompt out: that is the framing. A sentence that takes longer than its
+deadline gets the process killed (:class:`CoqTimeout`); a process that dies mid-answer raises
+:class:`CoqCrashed`. Either way the next call starts a fresh process.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+
+from lemmata.errors import ToolNotFound
+
+__all__ = ["CoqAnswer", "CoqCrashed", "CoqProcess", "CoqTimeout", "coq_version"]
+
+_PROMPT = re.compile(r"<prompt>(\S+) < (\d+) \|([^|]*)\| (\d+) < </prompt>")
+
+
+class CoqTimeout(Exception):
+    """The sentence did not finish within its deadline; the process was killed."""
+
+
+class CoqCrashed(Exception):
+    """coqtop exited or closed its output before answering."""
+
+
+@dataclass(frozen=True)
+class CoqAnswer:
+    """What coqtop printed for one sentence, and the prompt that followed."""
+
+    output: str
+    proof: str | None  # the open proof's name, None at top level
+    state: int
+
+
+def find_coqtop(path: str | None = None) -> str:
+    found = shutil.which(path or "coqtop")
+    if not found:
+        raise ToolNotFound(path or "coqtop", "apt-get install coq (Debian) or opam install coq")
+    return found
+
+
+def coq_version(coqtop: str | None = None) -> str:
+    """``"8.16.1"`` or the like; ``""`` when coqtop cannot say."""
+    try:
+        out = subprocess.run(
+            [find_coqtop(coqtop), "-v"], capture_output=True, text=True, timeout=20
+        )
+    except (OSError, subprocess.TimeoutExpired, ToolNotFound):
+        return ""
+    m = re.search(r"version (\S+)", out.stdout)
+    return m.group(1) if m else ""
+
+
+class CoqProcess:
+    """One coqtop process. Not thread-safe: give each worker its own."""
+
+    def __init__(self, coqtop: str | None = None, args: tuple[str, ...] = ()) -> None:
+        self.executable = find_coqtop(coqtop)
+        self.args = args
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._buffer = b""
+        self.state = 0
+        self.proof: str | None = None
+        self.sentences_sent = 0
+        self.starts = 0
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self, timeout: float = 60.0) -> None:
+        self.close()
+        self._proc = subprocess.Popen(
+            [self.executable, "-emacs", "-quiet", *self.args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "LC_ALL": "C.UTF-8"},
+            start_new_session=True,  # so that a kill takes any children with it
+        )
+        self._buffer = b""
+        self.starts += 1
+        self.sentences_sent = 0
+        answer = self._read_answer(time.monotonic() + timeout)
+        self.state, self.proof = answer.state, answer.proof
+
+    def send(self, sentence: str, timeout: float) -> CoqAnswer:
+        """Send one sentence and return coqtop's answer; see the module docstring."""
+        if not self.alive:
+            self.start()
+        assert self._proc is not None and self._proc.stdin is not None
+        # One line per sentence: error offsets are then offsets into the sentence.
+        line = sentence.replace("\r", " ").replace("\n", " ").strip() + "\n"
+        try:
+            self._proc.stdin.write(line.encode("utf-8"))
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            self.kill()
+            raise CoqCrashed(f"coqtop closed its input: {exc}") from None
+        self.sentences_sent += 1
+        answer = self._read_answer(time.monotonic() + timeout)
+        self.state, self.proof = answer.state, answer.proof
+        return answer
+
+    def _read_answer(self, deadline: float) -> CoqAnswer:
+        assert self._proc is not None and self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        while True:
+            m = _PROMPT.search(self._buffer.decode("utf-8", errors="replace"))
+            if m:
+                text = self._buffer.decode("utf-8", errors="replace")
+                # Consume through the prompt (byte offsets differ from str offsets with UTF-8).
+                consumed = text[: m.end()].encode("utf-8", errors="replace")
+                self._buffer = self._buffer[len(consumed) :]
+                name = m.group(1)
+                return CoqAnswer(
+                    text[: m.start()], None if name == "Coq" else name, int(m.group(2))
+                )
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise CoqTimeout()
+            ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                code = self._proc.wait(timeout=5)
+                tail = self._buffer.decode("utf-8", errors="replace")[-300:]
+                self._proc = None
+                raise CoqCrashed(f"coqtop exited with status {code}: {tail.strip()}")
+            self._buffer += chunk
+
+    def kill(self) -> None:
+        if self._proc is not None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            for stream in (self._proc.stdin, self._proc.stdout):
+                if stream is not None:
+                    try:
+                        stream.close()
+                    except OSError:
+                        pass
+        self._proc = None
+        self._buffer = b""
+        self.proof = None
+
+    def close(self) -> None:
+        if self.alive:
+            assert self._proc is not None and self._proc.stdin is not None
+            try:
+                self._proc.stdin.write(b"Quit.\n")
+                self._proc.stdin.flush()
+                self._proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+    def __enter__(self) -> CoqProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

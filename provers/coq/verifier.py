@@ -1,0 +1,556 @@
+"""``CoqTop``: Coq as a :class:`~lemmata.provers.base.Verifier`, over one reused coqtop.
+
+The header (``Require Import ...``) is loaded once and the state after it remembered; each
+check goes back there with ``BackTo`` instead of starting Coq again. A check sends the
+statement, then the proof one sentence at a time, then ``Qed.``, then ``Print Assumptions``:
+
+- the proof may not close, abort or restart the theorem, nor declare anything (those
+  sentences fail the check as ``statement_changed`` before they reach Coq), and the prompt must
+  name the theorem after every proof sentence;
+- ``admit``/``Admitted``/``give_up`` fail as ``uses_sorry``;
+- every axiom it depends on must come from Coq's standard library (``Locate`` says where).
+
+A sentence that runs past the time limit kills the process (``TIMEOUT``); a dead process is a
+``CRASH``. Either way the next check starts a fresh coqtop and loads the header again.
+
+>>> coq = CoqTop()                                                        # doctest: +SKIP
+>>> coq.check("", "Theorem t : forall n : nat, n + 0 = n.", "induction n; simpl; auto.").status
+<Status.PASS: 'pass'>
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from lemmata.provers.base import StepResult, position_of
+from lemmata.provers.coq.output import CoqMessage, parse_assumptions, parse_output
+from lemmata.provers.coq.process import CoqAnswer, CoqCrashed, CoqProcess, CoqTimeout, coq_version
+from lemmata.provers.coq.sentences import Sentence, SentenceError, head_word, split_sentences
+from lemmata.provers.failure import classify_coq
+from lemmata.provers.result import FailureKind, FailureMode, Message, Status, VerifyResult
+
+__all__ = ["CoqSession", "CoqTop", "THEOREM_KEYWORDS"]
+
+THEOREM_KEYWORDS = frozenset(
+    {"Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Example"}
+)
+_ENDS = frozenset({"Qed", "Defined"})
+# Sentences that would end, abort or replace the theorem, or change the environment.
+_FORBIDDEN = THEOREM_KEYWORDS | frozenset(
+    {
+        "Admitted",
+        "Abort",
+        "Save",
+        "Restart",
+        "Undo",
+        "Back",
+        "BackTo",
+        "Reset",
+        "Definition",
+        "Fixpoint",
+        "CoFixpoint",
+        "Inductive",
+        "CoInductive",
+        "Axiom",
+        "Axioms",
+        "Parameter",
+        "Parameters",
+        "Hypothesis",
+        "Hypotheses",
+        "Variable",
+        "Variables",
+        "Conjecture",
+        "Require",
+        "Import",
+        "Export",
+        "Module",
+        "Section",
+        "End",
+        "Drop",
+        "Quit",
+        "Load",
+        "Declare",
+        "Set",
+        "Unset",
+        "Local",
+        "Global",
+        "Program",
+        "Instance",
+        "Existing",
+        "Opaque",
+        "Transparent",
+        "Goal",
+        "Notation",
+        "Ltac",
+        "Hint",
+        "Arguments",
+        "Let",
+        "Canonical",
+        "Coercion",
+        "Extraction",
+        "Redirect",
+        "Time",
+        "Fail",
+        "Succeed",
+        "Timeout",
+    }
+)
+_SORRY = re.compile(r"\b(admit|give_up)\b")
+_NAME = re.compile(r"^\s*\w+\s+([A-Za-z_][\w']*)")
+
+
+class _HeaderFailed(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class CoqTop:
+    """The Coq verifier; see the module docstring.
+
+    ``reuse=False`` starts a fresh coqtop for every check (for comparison; much slower).
+    ``recycle_after`` checks, or a process above ``memory_cap_mb``, and coqtop is restarted.
+    """
+
+    backend = "coq"
+
+    def __init__(
+        self,
+        coqtop: str | None = None,
+        *,
+        args: tuple[str, ...] = (),
+        timeout_s: float = 60.0,
+        reuse: bool = True,
+        recycle_after: int = 1000,
+        memory_cap_mb: int = 2048,
+    ) -> None:
+        self.process = CoqProcess(coqtop, args)
+        self.timeout_s = timeout_s
+        self.reuse = reuse
+        self.recycle_after = recycle_after
+        self.memory_cap_mb = memory_cap_mb
+        self._header: str | None = None
+        self._header_state = 0
+        self._checks = 0
+        self._version: str | None = None
+
+    def version(self) -> str:
+        if self._version is None:
+            self._version = coq_version(self.process.executable)
+        return self._version
+
+    def close(self) -> None:
+        self.process.close()
+        self._header = None
+
+    def __enter__(self) -> CoqTop:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- header and state -----------------------------------------------------------------
+
+    def _rss_mb(self) -> float:
+        proc = self.process._proc
+        if proc is None:
+            return 0.0
+        try:
+            for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
+
+    def _ready(self, header: str, deadline: float) -> None:
+        """Put coqtop in the state just after ``header``, loading it if need be."""
+        fresh = (
+            not self.reuse
+            or not self.process.alive
+            or self._header != header
+            or self._checks >= self.recycle_after
+            or self._rss_mb() > self.memory_cap_mb
+        )
+        if fresh:
+            self._header = None
+            self.process.start(timeout=max(1.0, deadline - time.monotonic()))
+            self._checks = 0
+            base = self.process.state
+            try:
+                sentences = split_sentences(header)
+            except SentenceError as exc:
+                raise _HeaderFailed(f"the header does not parse: {exc}") from None
+            for s in sentences:
+                answer = self.process.send(s.text, max(0.1, deadline - time.monotonic()))
+                errors = parse_output(answer.output).errors
+                if errors:
+                    raise _HeaderFailed(f"the header fails at {s.text!r}: {errors[0].text}")
+            if self.process.proof is not None:
+                raise _HeaderFailed("the header leaves a proof open")
+            self._header_state = self.process.state if sentences else base
+            self._header = header
+        elif self.process.state != self._header_state:
+            self.process.send(
+                f"BackTo {self._header_state}.", max(0.1, deadline - time.monotonic())
+            )
+        self._checks += 1
+
+    # -- whole-proof checks ---------------------------------------------------------------
+
+    def check(
+        self, header: str, statement: str, proof: str, timeout: float | None = None
+    ) -> VerifyResult:
+        """Check ``proof`` of ``statement`` under ``header``; see the module docstring."""
+        started = time.monotonic()
+        limit = timeout or self.timeout_s
+        deadline = started + limit
+        messages: list[Message] = []
+
+        def result(
+            status: Status, failure: FailureMode | None = None, **kw: object
+        ) -> VerifyResult:
+            return VerifyResult(
+                status=status,
+                backend=self.backend,
+                messages=tuple(messages),
+                failure_mode=failure,
+                elapsed_s=round(time.monotonic() - started, 4),
+                version=self.version(),
+                **kw,  # type: ignore[arg-type]
+            )
+
+        try:
+            name, stmt = _parse_statement(statement)
+            sentences = split_sentences(proof)
+        except SentenceError as exc:
+            return result(Status.FAIL, FailureMode(FailureKind.SYNTAX_ERROR, str(exc)))
+        problem = _screen(sentences, proof)
+        if problem is not None:
+            return result(Status.FAIL, problem)
+        terminator = "Qed."
+        if sentences and head_word(sentences[-1].text) in _ENDS:
+            terminator = sentences.pop().text
+        goals: list[str] = []
+        try:
+            try:
+                self._ready(header, deadline)
+            except _HeaderFailed as exc:
+                return result(
+                    Status.UNAVAILABLE, FailureMode(FailureKind.HEADER_ERROR, exc.message)
+                )
+            answer = self._send(stmt.text, deadline)
+            parsed = parse_output(answer.output)
+            if parsed.errors:
+                messages.extend(_messages(parsed.errors, statement, stmt))
+                failure = classify_coq(parsed.errors[0].text)
+                return result(
+                    Status.FAIL,
+                    replace(
+                        failure, message="the statement does not elaborate: " + failure.message
+                    ),
+                )
+            goals = parsed.goals or []
+            for s in sentences:
+                answer = self._send(s.text, deadline)
+                parsed = parse_output(answer.output)
+                messages.extend(_messages(parsed.warnings, proof, s))
+                if parsed.errors:
+                    messages.extend(_messages(parsed.errors, proof, s))
+                    err = parsed.errors[0]
+                    line, col = position_of(proof, s.start + _char_offset(s.text, err.start))
+                    return result(
+                        Status.FAIL, classify_coq(err.text, line, col, s.text), goals=tuple(goals)
+                    )
+                if answer.proof != name:
+                    return result(
+                        Status.FAIL,
+                        FailureMode(
+                            FailureKind.STATEMENT_CHANGED,
+                            f"the proof left theorem {name} at {s.text!r}",
+                            *position_of(proof, s.start),
+                            tactic=s.text,
+                        ),
+                    )
+                if parsed.goals is not None:
+                    goals = parsed.goals
+            answer = self._send(terminator, deadline)
+            parsed = parse_output(answer.output)
+            if parsed.errors or answer.proof is not None:
+                messages.extend(_messages(parsed.errors, proof, None))
+                text = parsed.errors[0].text if parsed.errors else "the proof is not complete"
+                failure = classify_coq(text)
+                if failure.kind in (FailureKind.OTHER, FailureKind.TACTIC_FAILED):
+                    failure = FailureMode(FailureKind.UNSOLVED_GOALS, text)
+                return result(Status.FAIL, failure, goals=tuple(goals))
+            axioms = self._axioms(name, deadline)
+            bad = [a for a in axioms if not a.startswith("Coq.")]
+            if bad:
+                return result(
+                    Status.FAIL,
+                    FailureMode(
+                        FailureKind.BAD_AXIOM,
+                        f"depends on axioms outside the standard library: {', '.join(bad)}",
+                    ),
+                    axioms=tuple(axioms),
+                )
+            return result(Status.PASS, axioms=tuple(axioms))
+        except CoqTimeout:
+            self._header = None
+            return result(
+                Status.TIMEOUT,
+                FailureMode(FailureKind.TIMEOUT, f"no answer within {limit:g}s"),
+                goals=tuple(goals),
+            )
+        except CoqCrashed as exc:
+            self._header = None
+            return result(Status.CRASH, FailureMode(FailureKind.CRASH, str(exc)))
+        finally:
+            if not self.reuse:
+                self.process.kill()
+                self._header = None
+
+    def _send(self, sentence: str, deadline: float) -> CoqAnswer:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            self.process.kill()
+            raise CoqTimeout()
+        return self.process.send(sentence, remaining)
+
+    def _axioms(self, name: str, deadline: float) -> list[str]:
+        answer = self._send(f"Print Assumptions {name}.", deadline)
+        qualified = []
+        for short in parse_assumptions(answer.output):
+            located = self._send(f"Locate {short}.", deadline).output
+            m = re.search(r"Constant (\S+)", located)
+            qualified.append(m.group(1) if m else short)
+        return qualified
+
+    # -- incremental sessions -------------------------------------------------------------
+
+    def open(self, header: str, statement: str, timeout: float | None = None) -> CoqSession:
+        """Open ``statement`` for tactic-by-tactic work (this verifier's process is used)."""
+        limit = timeout or self.timeout_s
+        deadline = time.monotonic() + limit
+        name, stmt = _parse_statement(statement)
+        try:
+            self._ready(header, deadline)
+        except _HeaderFailed as exc:
+            raise ValueError(exc.message) from None
+        answer = self._send(stmt.text, deadline)
+        parsed = parse_output(answer.output)
+        if parsed.errors:
+            raise ValueError(f"the statement does not elaborate: {parsed.errors[0].text}")
+        root = StepResult(state=answer.state, goals=tuple(parsed.goals or ()), status="open")
+        return CoqSession(self, name, root, limit)
+
+
+class CoqSession:
+    """Tactic-level work on one Coq goal; states are coqtop's own state numbers."""
+
+    def __init__(self, verifier: CoqTop, name: str, root: StepResult, timeout_s: float) -> None:
+        self.verifier = verifier
+        self.name = name
+        self.root = root
+        self.timeout_s = timeout_s
+        self.states: dict[int, StepResult] = {root.state: root}
+        self.current = root.state
+        self.lost: str | None = None
+
+    def run(
+        self, tactic: str, state: int | None = None, timeout: float | None = None
+    ) -> StepResult:
+        """Run one tactic sentence from ``state`` (default: the latest)."""
+        start = self.current if state is None else state
+        if start not in self.states:
+            raise KeyError(f"unknown state {start}; known: {sorted(self.states)}")
+        if self.lost is not None:
+            failure = FailureMode(
+                FailureKind.CRASH, f"the session was lost ({self.lost}): open a new one"
+            )
+            return StepResult(
+                start,
+                self.states[start].goals,
+                "crash",
+                failure_mode=failure,
+                tactic=tactic,
+                parent=start,
+            )
+        process = self.verifier.process
+        deadline = time.monotonic() + (timeout or self.timeout_s)
+        sentence = tactic.strip()
+        if (
+            not sentence.endswith(".")
+            and sentence not in {"{", "}"}
+            and not re.fullmatch(r"[-+*]+", sentence)
+        ):
+            sentence += "."
+        try:
+            parts = split_sentences(sentence)
+        except SentenceError as exc:
+            failure = FailureMode(FailureKind.SYNTAX_ERROR, str(exc), tactic=sentence)
+            return StepResult(
+                start,
+                self.states[start].goals,
+                "error",
+                failure_mode=failure,
+                tactic=sentence,
+                parent=start,
+            )
+        bad = _screen(parts, sentence) or next(
+            (
+                FailureMode(
+                    FailureKind.STATEMENT_CHANGED,
+                    f"{head_word(p.text)} is not a tactic",
+                    tactic=p.text,
+                )
+                for p in parts
+                if head_word(p.text) in _ENDS
+            ),
+            None,
+        )
+        if bad is not None:
+            return StepResult(
+                start,
+                self.states[start].goals,
+                "error",
+                failure_mode=bad,
+                tactic=sentence,
+                parent=start,
+            )
+        try:
+            if process.state != start:
+                process.send(f"BackTo {start}.", max(0.1, deadline - time.monotonic()))
+            parsed = None
+            for part in parts:
+                answer = process.send(part.text, max(0.1, deadline - time.monotonic()))
+                parsed = parse_output(answer.output)
+                if parsed.errors:
+                    break
+        except CoqTimeout:
+            self.verifier._header = None
+            self.lost = "a tactic timed out and coqtop was restarted"
+            return StepResult(
+                start,
+                self.states[start].goals,
+                "timeout",
+                failure_mode=FailureMode(FailureKind.TIMEOUT, "tactic timed out", tactic=sentence),
+                tactic=sentence,
+                parent=start,
+            )
+        except CoqCrashed as exc:
+            self.verifier._header = None
+            self.lost = "coqtop crashed"
+            return StepResult(
+                start,
+                self.states[start].goals,
+                "crash",
+                failure_mode=FailureMode(FailureKind.CRASH, str(exc)),
+                tactic=sentence,
+                parent=start,
+            )
+        assert parsed is not None
+        if parsed.errors:
+            err = parsed.errors[0]
+            msgs = tuple(Message("error", e.text) for e in parsed.errors)
+            return StepResult(
+                start,
+                self.states[start].goals,
+                "error",
+                msgs,
+                classify_coq(err.text, tactic=sentence),
+                sentence,
+                start,
+            )
+        goals = tuple(parsed.goals) if parsed.goals is not None else self.states[start].goals
+        status = (
+            "finished"
+            if parsed.goals == [] and "unfocused" not in " ".join(parsed.info)
+            else "open"
+        )
+        step = StepResult(answer.state, goals, status, tactic=sentence, parent=start)  # type: ignore[arg-type]
+        self.states[answer.state] = step
+        self.current = answer.state
+        return step
+
+    def proof_of(self, state: int) -> list[str]:
+        """The tactics that lead from the root to ``state``."""
+        path = []
+        step = self.states[state]
+        while step.parent is not None and step.tactic is not None:
+            path.append(step.tactic)
+            step = self.states[step.parent]
+        return path[::-1]
+
+    def close(self) -> None:
+        process = self.verifier.process
+        if process.alive and process.proof is not None:
+            try:
+                process.send(f"BackTo {self.verifier._header_state}.", 10)
+            except (CoqTimeout, CoqCrashed):
+                self.verifier._header = None
+
+
+def _parse_statement(statement: str) -> tuple[str, Sentence]:
+    sentences = split_sentences(statement)
+    if len(sentences) != 1:
+        raise SentenceError(
+            f"the statement must be one sentence ending in '.', got {len(sentences)}"
+        )
+    s = sentences[0]
+    if head_word(s.text) not in THEOREM_KEYWORDS:
+        raise SentenceError(
+            f"the statement must start with one of {', '.join(sorted(THEOREM_KEYWORDS))}"
+        )
+    m = _NAME.match(s.text)
+    if not m:
+        raise SentenceError("the statement has no name")
+    return m.group(1), s
+
+
+def _screen(sentences: list[Sentence], proof: str) -> FailureMode | None:
+    for i, s in enumerate(sentences):
+        word = head_word(s.text)
+        line, col = position_of(proof, s.start)
+        if word == "Admitted" or _SORRY.search(s.text):
+            return FailureMode(
+                FailureKind.USES_SORRY, f"the proof gives up: {s.text!r}", line, col, s.text
+            )
+        if word in _ENDS and i != len(sentences) - 1:
+            return FailureMode(
+                FailureKind.STATEMENT_CHANGED,
+                f"{word} before the end of the proof",
+                line,
+                col,
+                s.text,
+            )
+        if word in _FORBIDDEN:
+            return FailureMode(
+                FailureKind.STATEMENT_CHANGED,
+                f"{word} may not appear in a proof",
+                line,
+                col,
+                s.text,
+            )
+    return None
+
+
+def _char_offset(sentence: str, byte_offset: int | None) -> int:
+    """Coq counts bytes; turn a byte offset in the sentence into a character offset."""
+    if byte_offset is None:
+        return 0
+    return len(sentence.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+
+
+def _messages(errors: list[CoqMessage], text: str, sentence: Sentence | None) -> list[Message]:
+    out = []
+    for e in errors:
+        if sentence is not None and e.start is not None:
+            line, col = position_of(text, sentence.start + _char_offset(sentence.text, e.start))
+            out.append(Message(e.severity, e.text, line, col))
+        else:
+            out.append(Message(e.severity, e.text))
+    return out

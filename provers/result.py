@@ -1,0 +1,104 @@
+"""What a verifier returns: values, never exceptions, for every outcome of a proof check."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["FailureKind", "FailureMode", "Message", "Status", "VerifyResult"]
+
+
+class Status(str, enum.Enum):
+    """The verdict of one check.
+
+    ``PASS`` only when the proof has no error, no ``sorry``/``admit``, proves exactly the
+    statement given, and depends on allowed axioms only. ``FAIL``: the verifier ran and the
+    proof is not accepted. ``TIMEOUT``: the time limit ran out. ``CRASH``: the verifier process
+    died or answered nonsense. ``UNAVAILABLE``: the verifier is not installed or the header
+    could not be loaded.
+    """
+
+    PASS = "pass"
+    FAIL = "fail"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    UNAVAILABLE = "unavailable"
+
+
+class FailureKind(str, enum.Enum):
+    """Why a proof failed, in categories a search can condition on."""
+
+    UNKNOWN_IDENTIFIER = "unknown_identifier"
+    TYPE_MISMATCH = "type_mismatch"
+    UNSOLVED_GOALS = "unsolved_goals"
+    TACTIC_FAILED = "tactic_failed"
+    SYNTAX_ERROR = "syntax_error"
+    TIMEOUT = "timeout"
+    USES_SORRY = "uses_sorry"
+    BAD_AXIOM = "bad_axiom"
+    STATEMENT_CHANGED = "statement_changed"
+    HEADER_ERROR = "header_error"
+    CRASH = "crash"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message of the verifier. ``line``/``column`` are 1-based/0-based positions in the
+    proof text as given (Lean's convention), or ``None`` when the verifier gave none."""
+
+    severity: str
+    text: str
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass(frozen=True)
+class FailureMode:
+    """The first failure that matters: its kind, the message, where, and which tactic."""
+
+    kind: FailureKind
+    message: str = ""
+    line: int | None = None
+    column: int | None = None
+    tactic: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "message": self.message,
+            "line": self.line,
+            "column": self.column,
+            "tactic": self.tactic,
+        }
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """The outcome of one check; see :class:`Status`."""
+
+    status: Status
+    backend: str
+    messages: tuple[Message, ...] = ()
+    goals: tuple[str, ...] = ()
+    sorries: int = 0
+    failure_mode: FailureMode | None = None
+    axioms: tuple[str, ...] = ()
+    elapsed_s: float = 0.0
+    version: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.PASS
+
+    def errors(self) -> list[Message]:
+        return [m for m in self.messages if m.severity == "error"]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["status"] = self.status.value
+        out["failure_mode"] = self.failure_mode.to_dict() if self.failure_mode else None
+        out["messages"] = [asdict(m) for m in self.messages]
+        return out
