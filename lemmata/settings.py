@@ -109,6 +109,13 @@ class Settings(BaseSettings):
         description="'minilm' (bundled all-MiniLM-L6-v2, offline), "
         "'sentence-transformers:NAME_OR_PATH', or 'litellm:MODEL'.",
     )
+    coqtop: str | None = Field(default=None, description="The coqtop program (default: from PATH).")
+    lean_repl: str | None = Field(
+        default=None, description="Command line of the Lean REPL (default: `repl` from PATH)."
+    )
+    lean_project: Path | None = Field(
+        default=None, description="A Lean project whose `lake exe repl` runs the REPL."
+    )
     embed_batch_size: int = Field(default=64, ge=1, le=4096)
     embed_cache: bool = Field(default=True, description="Cache embeddings on disk by text hash.")
 
@@ -131,10 +138,10 @@ class Settings(BaseSettings):
             raise ValueError("must be an http:// or https:// URL, e.g. http://127.0.0.1:8000/v1")
         return value
 
-    @field_validator("data_dir")
+    @field_validator("data_dir", "lean_project")
     @classmethod
-    def _expand(cls, value: Path) -> Path:
-        return value.expanduser()
+    def _expand(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None
 
     @field_validator("embedder")
     @classmethod

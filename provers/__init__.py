@@ -1,7 +1,67 @@
-"""lemmata.provers: Lean 4 and Coq verifiers, WZ certificates and sketches, refinement search, the batch runner.
+"""lemmata.provers: verifiers for Lean 4 and Coq, and the batch proof runner.
 
-This package is part of the design in ARCHITECTURE.md; its public names are added by the issue
-that builds it, and listed in ``__all__``.
+>>> from lemmata.provers import CoqTop                                   # doctest: +SKIP
+>>> CoqTop().check("", "Theorem t : 2 + 2 = 4.", "reflexivity.").ok       # doctest: +SKIP
+True
+
+Verdicts are values (:class:`VerifyResult`); ``lemmata prove FILE --backend coq`` runs a
+JSONL batch (:mod:`lemmata.provers.runner`).
 """
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING
+
+from lemmata.provers.base import ProofSession, StepResult, Verifier
+from lemmata.provers.coq import CoqSession, CoqTop
+from lemmata.provers.failure import classify_coq, classify_lean
+from lemmata.provers.lean import LeanRepl, LeanSession
+from lemmata.provers.portfolio import candidates
+from lemmata.provers.result import FailureKind, FailureMode, Message, Status, VerifyResult
+from lemmata.provers.runner import RunSummary, Theorem, TheoremResult, read_theorems, run_batch
+
+if TYPE_CHECKING:
+    from lemmata.settings import Settings
+
+__all__ = [
+    "BACKENDS",
+    "CoqSession",
+    "CoqTop",
+    "FailureKind",
+    "FailureMode",
+    "LeanRepl",
+    "LeanSession",
+    "Message",
+    "ProofSession",
+    "RunSummary",
+    "Status",
+    "StepResult",
+    "Theorem",
+    "TheoremResult",
+    "Verifier",
+    "VerifyResult",
+    "candidates",
+    "classify_coq",
+    "classify_lean",
+    "make_verifier",
+    "read_theorems",
+    "run_batch",
+]
+
+BACKENDS = ("coq", "lean")
+
+
+def make_verifier(backend: str, settings: Settings, *, timeout_s: float | None = None, reuse: bool = True) -> Verifier:
+    """The verifier for ``backend`` as the settings configure it.
+
+    Raises :class:`~lemmata.errors.ToolNotFound` (with how to install it) when the backend's
+    program is missing, ``ValueError`` for an unknown backend.
+    """
+    limit = timeout_s or settings.verifier_timeout_s
+    if backend == "coq":
+        return CoqTop(settings.coqtop, timeout_s=limit, reuse=reuse)
+    if backend == "lean":
+        command = shlex.split(settings.lean_repl) if settings.lean_repl else None
+        return LeanRepl(command, project=settings.lean_project, timeout_s=limit)
+    raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")

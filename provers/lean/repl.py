@@ -1,0 +1,419 @@
+"""``LeanRepl``: Lean 4 through the leanprover-community REPL, as a
+:class:`~lemmata.provers.base.Verifier`.
+
+The REPL runs as ``repl`` (a binary on PATH or named by ``command``) or ``lake exe repl`` in a
+Lean project (``project``). One process per verifier; a header (``import Mathlib`` ...) is run
+once and its environment number kept, so later checks under the same header start from it.
+Each request has a hard time limit: past it the process is killed (``TIMEOUT``) and the next
+request starts a new one. A process that dies is a ``CRASH``. The process is recycled after
+``recycle_after`` requests or when it grows past ``memory_cap_mb``.
+
+A check sends ``statement := proof`` and ``#print axioms NAME`` in the header's environment.
+It passes only with no error, no ``sorry``, the name's axioms within ``ALLOWED_AXIOMS``, and a
+proof text that declares nothing of its own (a proof that ends the theorem and starts another
+is ``statement_changed``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lemmata.errors import ToolNotFound
+from lemmata.provers.base import StepResult
+from lemmata.provers.failure import classify_lean
+from lemmata.provers.lean.protocol import (
+    CommandResponse,
+    ProtocolError,
+    ReplError,
+    ResponseReader,
+    TacticResponse,
+    encode_request,
+    parse_response,
+)
+from lemmata.provers.result import FailureKind, FailureMode, Message, Status, VerifyResult
+
+__all__ = ["ALLOWED_AXIOMS", "LeanProcess", "LeanRepl", "LeanSession", "LeanTimeout", "LeanCrashed",
+           "find_repl", "parse_axioms", "screen_lean_proof"]
+
+ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
+_COMMANDS = re.compile(
+    r"^\s*(@\[|theorem|lemma|def|example|axiom|axioms|instance|end\b|namespace|section|open\b|"
+    r"noncomputable|private|protected|attribute|mutual|structure|inductive|class|abbrev|opaque|"
+    r"macro|elab|syntax|notation|infix|prefix|postfix|variable|universe|set_option\s+\S+\s+\S+\s*$|"
+    r"#exit|#eval|#print|import|initialize|unsafe|partial)",
+    re.M,
+)
+_SORRY = re.compile(r"\b(sorry|admit)\b")
+_NAME = re.compile(r"^\s*(?:theorem|lemma)\s+([^\s(:{\[]+)")
+_AXIOMS_MSG = re.compile(r"'(.+?)' depends on axioms: \[(.*)\]", re.S)
+
+
+class LeanTimeout(Exception):
+    pass
+
+
+class LeanCrashed(Exception):
+    pass
+
+
+def find_repl(command: Sequence[str] | None = None, project: str | Path | None = None) -> list[str]:
+    """The command line that starts the REPL: ``command`` as given, ``lake exe repl`` in
+    ``project``, or ``repl`` from PATH; :class:`ToolNotFound` when there is none."""
+    if command:
+        exe = shutil.which(command[0])
+        if exe is None:
+            raise ToolNotFound(command[0], "install the Lean 4 REPL", "LEMMATA_LEAN_REPL")
+        return [exe, *command[1:]]
+    if project is not None:
+        lake = shutil.which("lake")
+        if lake is None:
+            raise ToolNotFound("lake", "install elan and a Lean 4 toolchain", "LEMMATA_LEAN_REPL")
+        return [lake, "exe", "repl"]
+    exe = shutil.which("repl")
+    if exe is None:
+        raise ToolNotFound("repl", "build leanprover-community/repl and put `repl` on PATH, "
+                           "or give a Lean project that depends on it", "LEMMATA_LEAN_REPL")
+    return [exe]
+
+
+def parse_axioms(messages: Sequence[Any], name: str) -> list[str] | None:
+    """The axioms ``#print axioms name`` reported, ``[]`` for none, ``None`` if it said nothing."""
+    for m in messages:
+        text = m.text if hasattr(m, "text") else str(m)
+        if f"'{name}' does not depend on any axioms" in text:
+            return []
+        match = _AXIOMS_MSG.search(text)
+        if match and match.group(1) == name:
+            return [a.strip() for a in match.group(2).split(",") if a.strip()]
+    return None
+
+
+def screen_lean_proof(proof: str) -> FailureMode | None:
+    """Reject a proof text that declares things or gives up, before it reaches Lean."""
+    for lineno, line in enumerate(proof.splitlines(), start=1):
+        if _COMMANDS.match(line):
+            return FailureMode(FailureKind.STATEMENT_CHANGED,
+                               f"the proof may not contain commands: {line.strip()[:60]!r}", lineno, 0)
+        if _SORRY.search(re.sub(r"--.*$", "", line)):
+            return FailureMode(FailureKind.USES_SORRY, "the proof uses sorry/admit", lineno, 0)
+    return None
+
+
+class LeanProcess:
+    """One REPL process: :meth:`request` sends an object and returns the decoded reply."""
+
+    def __init__(self, argv: Sequence[str], cwd: str | Path | None = None) -> None:
+        self.argv = list(argv)
+        self.cwd = str(cwd) if cwd else None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._reader = ResponseReader()
+        self.requests = 0
+        self.starts = 0
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def start(self) -> None:
+        self.kill()
+        self._proc = subprocess.Popen(self.argv, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, start_new_session=True)
+        self._reader = ResponseReader()
+        self.requests = 0
+        self.starts += 1
+
+    def request(self, obj: dict[str, Any], timeout: float) -> dict[str, Any]:
+        if not self.alive:
+            self.start()
+        assert self._proc is not None and self._proc.stdin is not None and self._proc.stdout is not None
+        try:
+            self._proc.stdin.write(encode_request(obj))
+            self._proc.stdin.flush()
+        except OSError as exc:
+            self.kill()
+            raise LeanCrashed(f"the REPL closed its input: {exc}") from None
+        self.requests += 1
+        deadline = time.monotonic() + timeout
+        fd = self._proc.stdout.fileno()
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise LeanTimeout()
+            ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                leftover = list(self._reader.close())
+                code = self._proc.wait(timeout=5)
+                self._proc = None
+                if leftover:
+                    return leftover[0]
+                raise LeanCrashed(f"the REPL exited with status {code}")
+            try:
+                replies = list(self._reader.feed(chunk.decode("utf-8", errors="replace")))
+            except ProtocolError as exc:
+                self.kill()
+                raise LeanCrashed(str(exc)) from None
+            if replies:
+                return replies[0]
+
+    def rss_mb(self) -> float:
+        if self._proc is None:
+            return 0.0
+        try:
+            for line in Path(f"/proc/{self._proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
+
+    def kill(self) -> None:
+        if self._proc is not None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            for stream in (self._proc.stdin, self._proc.stdout):
+                if stream is not None:
+                    try:
+                        stream.close()
+                    except OSError:
+                        pass
+        self._proc = None
+
+
+class LeanRepl:
+    """The Lean 4 verifier; see the module docstring."""
+
+    backend = "lean"
+
+    def __init__(
+        self,
+        command: Sequence[str] | None = None,
+        *,
+        project: str | Path | None = None,
+        timeout_s: float = 60.0,
+        header_timeout_s: float = 600.0,
+        recycle_after: int = 500,
+        memory_cap_mb: int = 8192,
+        allowed_axioms: frozenset[str] = ALLOWED_AXIOMS,
+    ) -> None:
+        self.process = LeanProcess(find_repl(command, project), cwd=project)
+        self.timeout_s = timeout_s
+        self.header_timeout_s = header_timeout_s
+        self.recycle_after = recycle_after
+        self.memory_cap_mb = memory_cap_mb
+        self.allowed_axioms = allowed_axioms
+        self._envs: dict[str, int | None] = {}
+        self._version = ""
+
+    def version(self) -> str:
+        return self._version
+
+    def close(self) -> None:
+        self.process.kill()
+        self._envs.clear()
+
+    def _request(self, obj: dict[str, Any], timeout: float) -> Any:
+        if self.process.alive and (self.process.requests >= self.recycle_after
+                                   or self.process.rss_mb() > self.memory_cap_mb):
+            self.process.kill()
+        if not self.process.alive:
+            self._envs.clear()
+        try:
+            return parse_response(self.process.request(obj, timeout))
+        except ProtocolError as exc:
+            self.process.kill()
+            self._envs.clear()
+            raise LeanCrashed(str(exc)) from None
+
+    def _env_for(self, header: str) -> int | None:
+        """The environment after ``header`` (``None``: the REPL's empty one)."""
+        if not header.strip():
+            return None
+        if header in self._envs and self.process.alive:
+            return self._envs[header]
+        reply = self._request({"cmd": header}, self.header_timeout_s)
+        if isinstance(reply, ReplError):
+            raise _HeaderFailed(reply.message)
+        if not isinstance(reply, CommandResponse) or reply.errors:
+            text = reply.errors[0].text if isinstance(reply, CommandResponse) and reply.errors else "no environment"
+            raise _HeaderFailed(f"the header does not compile: {text}")
+        self._envs[header] = reply.env
+        return reply.env
+
+    def check(self, header: str, statement: str, proof: str, timeout: float | None = None) -> VerifyResult:
+        started = time.monotonic()
+        limit = timeout or self.timeout_s
+
+        def result(status: Status, failure: FailureMode | None = None, **kw: Any) -> VerifyResult:
+            return VerifyResult(status=status, backend=self.backend, failure_mode=failure,
+                                elapsed_s=round(time.monotonic() - started, 4), version=self._version, **kw)
+
+        name_match = _NAME.match(statement)
+        if not name_match:
+            return result(Status.FAIL, FailureMode(FailureKind.SYNTAX_ERROR,
+                                                   "the statement must start with `theorem NAME` or `lemma NAME`"))
+        name = name_match.group(1)
+        body = proof.strip()
+        screened = screen_lean_proof(body)
+        if screened is not None:
+            return result(Status.FAIL, screened)
+        statement_text = statement.rstrip()
+        if statement_text.endswith(":="):
+            statement_text = statement_text[:-2].rstrip()
+        code = f"{statement_text} := {body}\n\n#print axioms {name}"
+        try:
+            try:
+                env = self._env_for(header)
+            except _HeaderFailed as exc:
+                return result(Status.UNAVAILABLE, FailureMode(FailureKind.HEADER_ERROR, exc.message))
+            request: dict[str, Any] = {"cmd": code}
+            if env is not None:
+                request["env"] = env
+            reply = self._request(request, limit)
+        except LeanTimeout:
+            self._envs.clear()
+            return result(Status.TIMEOUT, FailureMode(FailureKind.TIMEOUT, f"no answer within {limit:g}s"))
+        except LeanCrashed as exc:
+            self._envs.clear()
+            return result(Status.CRASH, FailureMode(FailureKind.CRASH, str(exc)))
+        return self.judge(reply, name, statement_text, result)
+
+    def judge(self, reply: Any, name: str, statement: str, result: Any) -> VerifyResult:
+        """The verdict on the REPL's reply to a check (separate so fixtures can drive it)."""
+        if isinstance(reply, ReplError):
+            return result(Status.FAIL, classify_lean(reply.message))
+        assert isinstance(reply, CommandResponse | TacticResponse)
+        offset = statement.count("\n")  # lines of the statement before the proof starts
+        messages = tuple(Message(m.severity, m.text, (m.line - offset) if m.line else m.line, m.column)
+                         for m in reply.messages)
+        errors = [m for m in messages if m.severity == "error"]
+        if errors:
+            e = errors[0]
+            return result(Status.FAIL, classify_lean(e.text, e.line, e.column), messages=messages,
+                          goals=tuple(s.goal for s in reply.sorries))
+        if reply.sorries or any("declaration uses 'sorry'" in m.text or "declaration uses `sorry`" in m.text
+                                for m in messages):
+            return result(Status.FAIL, FailureMode(FailureKind.USES_SORRY, "the proof uses sorry"),
+                          messages=messages, sorries=len(reply.sorries))
+        axioms = parse_axioms(reply.messages, name)
+        if axioms is None:
+            return result(Status.FAIL, FailureMode(FailureKind.STATEMENT_CHANGED,
+                                                   f"Lean did not report axioms of {name!r}: the theorem was not declared"),
+                          messages=messages)
+        bad = [a for a in axioms if a not in self.allowed_axioms]
+        if bad:
+            kind = FailureKind.USES_SORRY if "sorryAx" in bad else FailureKind.BAD_AXIOM
+            return result(Status.FAIL, FailureMode(kind, f"depends on disallowed axioms: {', '.join(bad)}"),
+                          messages=messages, axioms=tuple(axioms))
+        return result(Status.PASS, messages=messages, axioms=tuple(axioms))
+
+    def open(self, header: str, statement: str, timeout: float | None = None) -> LeanSession:
+        limit = timeout or self.timeout_s
+        env = self._env_for(header)
+        statement_text = statement.rstrip().removesuffix(":=").rstrip()
+        request: dict[str, Any] = {"cmd": f"{statement_text} := by sorry"}
+        if env is not None:
+            request["env"] = env
+        reply = self._request(request, limit)
+        if not isinstance(reply, CommandResponse) or reply.errors or not reply.sorries:
+            problem = reply.message if isinstance(reply, ReplError) else (
+                reply.errors[0].text if isinstance(reply, CommandResponse) and reply.errors else "no goal")
+            raise ValueError(f"the statement does not elaborate: {problem}")
+        sorry = reply.sorries[0]
+        assert sorry.proof_state is not None
+        root = StepResult(sorry.proof_state, (sorry.goal,), "open")
+        return LeanSession(self, root, limit)
+
+
+class _HeaderFailed(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class LeanSession:
+    """Tactic mode: every ``proofState`` the REPL hands out stays usable, so backtracking is
+    running from an earlier one."""
+
+    def __init__(self, repl: LeanRepl, root: StepResult, timeout_s: float) -> None:
+        self.repl = repl
+        self.root = root
+        self.timeout_s = timeout_s
+        self.states: dict[int, StepResult] = {root.state: root}
+        self.current = root.state
+        self._starts = repl.process.starts
+
+    def run(self, tactic: str, state: int | None = None, timeout: float | None = None) -> StepResult:
+        start = self.current if state is None else state
+        if start not in self.states:
+            raise KeyError(f"unknown state {start}; known: {sorted(self.states)}")
+        here = self.states[start]
+        if self.repl.process.starts != self._starts or not self.repl.process.alive:
+            failure = FailureMode(FailureKind.CRASH, "the REPL was restarted: open a new session")
+            return StepResult(start, here.goals, "crash", failure_mode=failure, tactic=tactic, parent=start)
+        try:
+            reply = self.repl._request({"tactic": tactic, "proofState": start}, timeout or self.timeout_s)
+        except LeanTimeout:
+            return StepResult(start, here.goals, "timeout", failure_mode=FailureMode(FailureKind.TIMEOUT, "tactic timed out",
+                              tactic=tactic), tactic=tactic, parent=start)
+        except LeanCrashed as exc:
+            return StepResult(start, here.goals, "crash", failure_mode=FailureMode(FailureKind.CRASH, str(exc)),
+                              tactic=tactic, parent=start)
+        return self.apply(reply, tactic, start)
+
+    def apply(self, reply: Any, tactic: str, start: int) -> StepResult:
+        """Record the REPL's reply to a tactic (separate so fixtures can drive it)."""
+        here = self.states[start]
+        if isinstance(reply, ReplError):
+            return StepResult(start, here.goals, "error", (Message("error", reply.message),),
+                              classify_lean(reply.message, tactic=tactic), tactic, start)
+        if not isinstance(reply, TacticResponse):
+            raise LeanCrashed("the REPL answered a tactic with a command reply")
+        messages = tuple(Message(m.severity, m.text, m.line, m.column) for m in reply.messages)
+        if reply.errors:
+            return StepResult(start, here.goals, "error", messages,
+                              classify_lean(reply.errors[0].text, tactic=tactic), tactic, start)
+        status = "finished" if reply.completed else "open"
+        if not reply.goals and not reply.completed:
+            # "Incomplete: contains metavariable(s)" / "contains sorry": no goals, not a proof.
+            failure = classify_lean(reply.proof_status or "incomplete", tactic=tactic)
+            step = StepResult(reply.proof_state, (), "error", messages, failure, tactic, start)
+            self.states[reply.proof_state] = step
+            return step
+        step = StepResult(reply.proof_state, reply.goals, status, messages, None, tactic, start)  # type: ignore[arg-type]
+        self.states[reply.proof_state] = step
+        self.current = reply.proof_state
+        return step
+
+    def proof_of(self, state: int) -> list[str]:
+        path = []
+        step = self.states[state]
+        while step.parent is not None and step.tactic is not None:
+            path.append(step.tactic)
+            step = self.states[step.parent]
+        return path[::-1]
+
+    def close(self) -> None:
+        """Proof states cost memory in the REPL but are freed with its process."""
