@@ -56,8 +56,8 @@ def main() -> None:
         cold_rates, warm_rates = [], []
         for r in range(args.repeats):
             cached = CachedEmbedder(model, Path(tmp) / f"cache{r}.sqlite")
-            cold_rates.append(rate(lambda: cached.embed(texts), len(texts), 1))
-            warm_rates.append(rate(lambda: cached.embed(texts), len(texts), 1))
+            cold_rates.append(rate(lambda c=cached: c.embed(texts), len(texts), 1))
+            warm_rates.append(rate(lambda c=cached: c.embed(texts), len(texts), 1))
             cached.close()
     cold, warm = statistics.median(cold_rates), statistics.median(warm_rates)
     print(f"\n{'cache':>12} {'texts/s':>10}")

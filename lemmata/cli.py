@@ -214,11 +214,20 @@ def embed(
 @app.command()
 def prove(
     ctx: typer.Context,
-    file: Annotated[Path, typer.Argument(help="JSONL, one theorem a line: {id, header, statement, proof?}.")],
+    file: Annotated[
+        Path, typer.Argument(help="JSONL, one theorem a line: {id, header, statement, proof?}.")
+    ],
     backend: Annotated[str, typer.Option("--backend", "-b", help="coq or lean.")] = "coq",
-    workers: Annotated[int, typer.Option("--workers", "-w", min=1, max=64, help="Verifier processes.")] = 1,
-    timeout: Annotated[float | None, typer.Option("--timeout", min=0.1, help="Seconds per theorem (default: settings).")] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Results, one JSON line a theorem.")] = Path("results.jsonl"),
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", min=1, max=64, help="Verifier processes.")
+    ] = 1,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=0.1, help="Seconds per theorem (default: settings)."),
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Results, one JSON line a theorem.")
+    ] = Path("results.jsonl"),
     resume: Annotated[bool, typer.Option("--resume", help="Skip ids already in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
@@ -235,16 +244,26 @@ def prove(
         raise typer.BadParameter(f"cannot read {file}: {exc}", param_hint="FILE") from None
     err = _console(stderr=True)
     for problem in problems:
-        err.print(f"[yellow]{file}:{problem.line}[/]: {problem.message}, skipped", markup=True, highlight=False)
+        err.print(
+            f"[yellow]{file}:{problem.line}[/]: {problem.message}, skipped",
+            markup=True,
+            highlight=False,
+        )
     settings = _state(ctx).settings
     limit = timeout or settings.verifier_timeout_s
     make_verifier(backend, settings, timeout_s=limit).close()  # a missing Coq/Lean fails here, once
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    progress = Progress(TextColumn("[bold]prove[/]"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.fields[tally]}"), TimeElapsedColumn(), console=err,
-                        disable=as_json and not err.is_terminal)
+    progress = Progress(
+        TextColumn("[bold]prove[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[tally]}"),
+        TimeElapsedColumn(),
+        console=err,
+        disable=as_json and not err.is_terminal,
+    )
     tally: dict[str, int] = {}
     with progress:
         task = progress.add_task("prove", total=None, tally="")
@@ -255,24 +274,52 @@ def prove(
         def finished(result: object) -> None:
             status = getattr(result, "status", "?")
             tally[status] = tally.get(status, 0) + 1
-            progress.update(task, advance=1, tally=" ".join(f"{k} {v}" for k, v in sorted(tally.items())))
+            progress.update(
+                task, advance=1, tally=" ".join(f"{k} {v}" for k, v in sorted(tally.items()))
+            )
 
         summary = run_batch(
-            theorems, lambda: make_verifier(backend, settings, timeout_s=limit), out=out, workers=workers,
-            timeout=limit, resume=resume, on_result=finished, on_start=started,
+            theorems,
+            lambda: make_verifier(backend, settings, timeout_s=limit),
+            out=out,
+            workers=workers,
+            timeout=limit,
+            resume=resume,
+            on_result=finished,
+            on_start=started,
         )
-    report = summary.to_dict() | {"backend": backend, "out": str(out), "input_problems": [str(p) for p in problems]}
+    report = summary.to_dict() | {
+        "backend": backend,
+        "out": str(out),
+        "input_problems": [str(p) for p in problems],
+    }
     if as_json:
         typer.echo(json.dumps(report))
         return
     from rich.table import Table
 
     table = Table(title=f"{file.name}: {backend}, {workers} worker(s)")
-    for column in ("theorems", "proved", "failed", "timeout", "error", "skipped (done)", "bad lines", "seconds"):
+    for column in (
+        "theorems",
+        "proved",
+        "failed",
+        "timeout",
+        "error",
+        "skipped (done)",
+        "bad lines",
+        "seconds",
+    ):
         table.add_column(column, justify="right")
-    table.add_row(str(summary.total), str(summary.counts["proved"]), str(summary.counts["failed"]),
-                  str(summary.counts["timeout"]), str(summary.counts["error"]), str(summary.skipped),
-                  str(len(problems)), f"{summary.elapsed_s:.1f}")
+    table.add_row(
+        str(summary.total),
+        str(summary.counts["proved"]),
+        str(summary.counts["failed"]),
+        str(summary.counts["timeout"]),
+        str(summary.counts["error"]),
+        str(summary.skipped),
+        str(len(problems)),
+        f"{summary.elapsed_s:.1f}",
+    )
     console = _console()
     console.print(table)
     for header_error in summary.header_errors.values():

@@ -52,7 +52,9 @@ __all__ = [
 BACKENDS = ("coq", "lean")
 
 
-def make_verifier(backend: str, settings: Settings, *, timeout_s: float | None = None, reuse: bool = True) -> Verifier:
+def make_verifier(
+    backend: str, settings: Settings, *, timeout_s: float | None = None, reuse: bool = True
+) -> Verifier:
     """The verifier for ``backend`` as the settings configure it.
 
     Raises :class:`~lemmata.errors.ToolNotFound` (with how to install it) when the backend's

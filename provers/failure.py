@@ -103,7 +103,7 @@ _COQ: list[tuple[re.Pattern[str], FailureKind]] = [
     ),
 ]
 
-_TACTIC_WORD = re.compile(r"^\s*([A-Za-z_][\w'.?!]*)")
+_TACTIC_WORD = re.compile(r"^\s*([A-Za-z_][\w'?!]*)")
 
 
 def tactic_name(tactic: str | None) -> str | None:

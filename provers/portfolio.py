@@ -17,20 +17,59 @@ import re
 __all__ = ["candidates", "inductive_variables"]
 
 _COQ_CLOSERS = (
-    "reflexivity", "trivial", "auto", "easy", "tauto", "intuition", "congruence", "lia",
-    "discriminate", "firstorder", "auto with arith", "ring", "nia", "constructor",
-    "eexists; reflexivity", "eauto",
+    "reflexivity",
+    "trivial",
+    "auto",
+    "easy",
+    "tauto",
+    "intuition",
+    "congruence",
+    "lia",
+    "discriminate",
+    "firstorder",
+    "auto with arith",
+    "ring",
+    "nia",
+    "constructor",
+    "eexists; reflexivity",
+    "eauto",
 )
 _COQ_PREFIXES = ("", "intros; ", "intros; simpl; ", "simpl; ", "split; ")
-_COQ_AFTER_INDUCTION = ("auto", "lia", "congruence", "intuition", "try rewrite {ih}; auto",
-                        "try rewrite {ih}; lia", "try rewrite <- {ih}; auto", "try rewrite {ih}; reflexivity")
+_COQ_AFTER_INDUCTION = (
+    "auto",
+    "lia",
+    "congruence",
+    "intuition",
+    "try rewrite {ih}; auto",
+    "try rewrite {ih}; lia",
+    "try rewrite <- {ih}; auto",
+    "try rewrite {ih}; reflexivity",
+)
 
 _LEAN_CLOSERS = (
-    "rfl", "trivial", "decide", "simp", "omega", "norm_num", "linarith", "tauto", "simp_all",
-    "aesop", "ring", "positivity", "exact?",
+    "rfl",
+    "trivial",
+    "decide",
+    "simp",
+    "omega",
+    "norm_num",
+    "linarith",
+    "tauto",
+    "simp_all",
+    "aesop",
+    "ring",
+    "positivity",
+    "exact?",
 )
 _LEAN_PREFIXES = ("", "intro; ", "intros; ", "constructor <;> ")
-_LEAN_AFTER_INDUCTION = ("simp", "simp [*]", "simp_all", "omega", "simp [*] <;> omega", "simp_all <;> ring")
+_LEAN_AFTER_INDUCTION = (
+    "simp",
+    "simp [*]",
+    "simp_all",
+    "omega",
+    "simp [*] <;> omega",
+    "simp_all <;> ring",
+)
 
 _INDUCTIVE_TYPES = r"(nat|list\s+\w+|Nat|List\s+\w+|ℕ)"
 
@@ -42,7 +81,11 @@ def inductive_variables(statement: str) -> list[str]:
     for group in re.finditer(rf"([\w' ]+?)\s*:\s*{_INDUCTIVE_TYPES}\b", statement):
         words = re.sub(r"^.*(forall|∀|\(|\{)", "", group.group(1)).split()
         for word in words:
-            if re.fullmatch(r"[A-Za-z_][\w']*", word) and word not in names and word not in {"forall", "fun"}:
+            if (
+                re.fullmatch(r"[A-Za-z_][\w']*", word)
+                and word not in names
+                and word not in {"forall", "fun"}
+            ):
                 names.append(word)
     return names
 

@@ -9,7 +9,7 @@ from typing import Any
 __all__ = ["FailureKind", "FailureMode", "Message", "Status", "VerifyResult"]
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     """The verdict of one check.
 
     ``PASS`` only when the proof has no error, no ``sorry``/``admit``, proves exactly the
@@ -26,7 +26,7 @@ class Status(str, enum.Enum):
     UNAVAILABLE = "unavailable"
 
 
-class FailureKind(str, enum.Enum):
+class FailureKind(enum.StrEnum):
     """Why a proof failed, in categories a search can condition on."""
 
     UNKNOWN_IDENTIFIER = "unknown_identifier"

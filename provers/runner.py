@@ -126,21 +126,39 @@ def read_theorems(path: Path) -> tuple[list[Theorem], list[InputProblem]]:
                 continue
             missing = [k for k in ("id", "statement") if k not in data]
             if missing:
-                problems.append(InputProblem(number, f"missing field {', '.join(repr(m) for m in missing)}"))
+                problems.append(
+                    InputProblem(number, f"missing field {', '.join(repr(m) for m in missing)}")
+                )
                 continue
-            bad = [k for k in ("id", "statement", "header", "proof")
-                   if k in data and data[k] is not None and not isinstance(data[k], str | int)]
+            bad = [
+                k
+                for k in ("id", "statement", "header", "proof")
+                if k in data and data[k] is not None and not isinstance(data[k], str | int)
+            ]
             if bad or not str(data["statement"]).strip():
-                problems.append(InputProblem(number, f"field {bad[0] if bad else 'statement'!r} must be non-empty text"))
+                problems.append(
+                    InputProblem(
+                        number, f"field {bad[0] if bad else 'statement'!r} must be non-empty text"
+                    )
+                )
                 continue
             tid = str(data["id"])
             if tid in seen:
-                problems.append(InputProblem(number, f"id {tid!r} appears again; ids must be unique"))
+                problems.append(
+                    InputProblem(number, f"id {tid!r} appears again; ids must be unique")
+                )
                 continue
             seen.add(tid)
             proof = data.get("proof")
-            theorems.append(Theorem(tid, str(data["statement"]), str(data.get("header") or ""),
-                                    None if proof is None or not str(proof).strip() else str(proof), number))
+            theorems.append(
+                Theorem(
+                    tid,
+                    str(data["statement"]),
+                    str(data.get("header") or ""),
+                    None if proof is None or not str(proof).strip() else str(proof),
+                    number,
+                )
+            )
     return theorems, problems
 
 
@@ -184,20 +202,31 @@ def prove_one(verifier: Verifier, theorem: Theorem, timeout: float) -> TheoremRe
         if remaining <= 0.05:
             break
         attempts += 1
-        r = verifier.check(theorem.header, theorem.statement, proof, min(remaining, max(2.0, timeout / 4)))
+        r = verifier.check(
+            theorem.header, theorem.statement, proof, min(remaining, max(2.0, timeout / 4))
+        )
         last = r
         if r.status is Status.PASS:
             return _result(theorem, r, proof, attempts, started, verifier.backend)
-        if r.status is Status.UNAVAILABLE or (r.failure_mode and r.failure_mode.kind in
-                                              (FailureKind.SYNTAX_ERROR, FailureKind.STATEMENT_CHANGED)
-                                              and "statement" in r.failure_mode.message):
+        if r.status is Status.UNAVAILABLE or (
+            r.failure_mode
+            and r.failure_mode.kind in (FailureKind.SYNTAX_ERROR, FailureKind.STATEMENT_CHANGED)
+            and "statement" in r.failure_mode.message
+        ):
             return _result(theorem, r, None, attempts, started, verifier.backend)
         if r.failure_mode:
             kinds[r.failure_mode.kind] += 1
     if last is None:
         failure = FailureMode(FailureKind.TIMEOUT, "no time left for any attempt")
-        return TheoremResult(theorem.id, "timeout", None, failure.to_dict(),
-                             round(time.monotonic() - started, 4), 0, verifier.backend)
+        return TheoremResult(
+            theorem.id,
+            "timeout",
+            None,
+            failure.to_dict(),
+            round(time.monotonic() - started, 4),
+            0,
+            verifier.backend,
+        )
     common = kinds.most_common(1)[0][0] if kinds else FailureKind.OTHER
     ran_out = time.monotonic() - started >= timeout - 0.05
     summary = FailureMode(
@@ -205,12 +234,25 @@ def prove_one(verifier: Verifier, theorem: Theorem, timeout: float) -> TheoremRe
         f"no proof among {attempts} portfolio attempts{' (time ran out)' if ran_out else ''}; "
         f"most common failure: {common.value}",
     )
-    return TheoremResult(theorem.id, "timeout" if ran_out and common is FailureKind.TIMEOUT else "failed",
-                         None, summary.to_dict(), round(time.monotonic() - started, 4), attempts, verifier.backend)
+    return TheoremResult(
+        theorem.id,
+        "timeout" if ran_out and common is FailureKind.TIMEOUT else "failed",
+        None,
+        summary.to_dict(),
+        round(time.monotonic() - started, 4),
+        attempts,
+        verifier.backend,
+    )
 
 
-def _result(theorem: Theorem, r: VerifyResult, proof: str | None, attempts: int, started: float,
-            backend: str) -> TheoremResult:
+def _result(
+    theorem: Theorem,
+    r: VerifyResult,
+    proof: str | None,
+    attempts: int,
+    started: float,
+    backend: str,
+) -> TheoremResult:
     return TheoremResult(
         theorem.id,
         _STATUS[r.status],
@@ -259,7 +301,9 @@ def run_batch(
         with lock:
             known = failed_headers.get(theorem.header)
         if known is not None:
-            return TheoremResult(theorem.id, "error", None, known.failure_mode, 0.0, 0, known.backend)
+            return TheoremResult(
+                theorem.id, "error", None, known.failure_mode, 0.0, 0, known.backend
+            )
         try:
             verifier = pool.get_nowait()
         except queue.Empty:
@@ -295,7 +339,10 @@ def run_batch(
                     os.fsync(sink.fileno())
                     summary.counts[result.status] += 1
                     fm = result.failure_mode or {}
-                    if result.status == "error" and fm.get("kind") == FailureKind.HEADER_ERROR.value:
+                    if (
+                        result.status == "error"
+                        and fm.get("kind") == FailureKind.HEADER_ERROR.value
+                    ):
                         header = by_id[result.id].header
                         summary.header_errors.setdefault(header, str(fm.get("message")))
                     if on_result:

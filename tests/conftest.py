@@ -81,3 +81,23 @@ def run_cli(tmp_path: Path):
         )
 
     return run
+
+
+@pytest.fixture(scope="session")
+def coqtop_path() -> str:
+    """Real Coq. CI installs it (system-packages.txt); elsewhere its absence skips, with why."""
+    path = shutil.which("coqtop")
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("coqtop is missing in CI: scripts/setup.sh should have installed `coq`")
+        pytest.skip("needs Coq: apt-get install coq")
+    return path
+
+
+@pytest.fixture
+def coq(coqtop_path: str):
+    from lemmata.provers import CoqTop
+
+    verifier = CoqTop(coqtop_path, timeout_s=20)
+    yield verifier
+    verifier.close()

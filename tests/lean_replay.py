@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 
 def blocks(text: str) -> list[str]:
@@ -38,8 +39,15 @@ def main() -> int:
     ap.add_argument("--hang-at", type=int, default=0)
     ap.add_argument("--exit-at", type=int, default=0)
     args = ap.parse_args()
-    replies = blocks(open(args.replies, encoding="utf-8").read())
-    expected = [json.loads(b, strict=False) for b in blocks(open(args.requests, encoding="utf-8").read())] if args.requests else None
+    replies = blocks(Path(args.replies).read_text(encoding="utf-8"))
+    expected = (
+        [
+            json.loads(b, strict=False)
+            for b in blocks(Path(args.requests).read_text(encoding="utf-8"))
+        ]
+        if args.requests
+        else None
+    )
     lines: list[str] = []
     served = 0
     for line in sys.stdin:

@@ -22,6 +22,13 @@ PACKAGES = [
     "lemmata.provers",
     "lemmata.environments",
     "lemmata.gui",
+    "lemmata.provers.coq",
+    "lemmata.provers.lean",
+    "lemmata.provers.result",
+    "lemmata.provers.base",
+    "lemmata.provers.failure",
+    "lemmata.provers.portfolio",
+    "lemmata.provers.runner",
 ]
 
 

@@ -33,7 +33,10 @@ PAIRS = sorted(p for p in FIXTURES.rglob("*.expected.out"))
 
 
 def replies(name: str) -> list:
-    return [parse_response(json.loads(b)) for b in split_transcript((FIXTURES / f"{name}.expected.out").read_text())]
+    return [
+        parse_response(json.loads(b))
+        for b in split_transcript((FIXTURES / f"{name}.expected.out").read_text())
+    ]
 
 
 def test_fixtures_are_there() -> None:
@@ -42,7 +45,9 @@ def test_fixtures_are_there() -> None:
 
 @pytest.mark.parametrize("path", PAIRS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_every_transcript_parses(path: Path) -> None:
-    requests = split_transcript(path.with_name(path.name.replace(".expected.out", ".in")).read_text())
+    requests = split_transcript(
+        path.with_name(path.name.replace(".expected.out", ".in")).read_text()
+    )
     answers = split_transcript(path.read_text())
     assert len(answers) == len(requests)
     for request, answer in zip(requests, answers, strict=True):
@@ -62,7 +67,11 @@ def test_readme_session_gives_sorries_goals_and_completion() -> None:
     assert cmd.sorries[0].proof_state == 0 and cmd.sorries[0].goal == "x : Unit\n⊢ Nat"
     assert (cmd.sorries[0].line, cmd.sorries[0].column) == (1, 29)
     assert cmd.messages[0].severity == "warning" and "sorry" in cmd.messages[0].text
-    assert isinstance(step1, TacticResponse) and step1.goals == ("x : Unit\n⊢ Int",) and not step1.completed
+    assert (
+        isinstance(step1, TacticResponse)
+        and step1.goals == ("x : Unit\n⊢ Int",)
+        and not step1.completed
+    )
     assert isinstance(step2, TacticResponse) and step2.completed and step2.proof_state == 2
 
 
@@ -77,8 +86,13 @@ def test_errors_and_their_failure_modes() -> None:
     unfinished = replies("unfinished_tactic_block")[0]
     assert classify_lean(unfinished.errors[0].text).kind is FailureKind.UNSOLVED_GOALS
     assert (unfinished.errors[0].line, unfinished.errors[0].column) == (1, 15)
-    mismatch = [r for r in replies("app_type_mismatch2") if isinstance(r, CommandResponse) and r.errors][0]
-    assert classify_lean(mismatch.errors[0].text).kind in (FailureKind.TYPE_MISMATCH, FailureKind.UNSOLVED_GOALS)
+    mismatch = [
+        r for r in replies("app_type_mismatch2") if isinstance(r, CommandResponse) and r.errors
+    ][0]
+    assert classify_lean(mismatch.errors[0].text).kind in (
+        FailureKind.TYPE_MISMATCH,
+        FailureKind.UNSOLVED_GOALS,
+    )
     metavars = replies("app_type_mismatch")[-1]
     assert isinstance(metavars, TacticResponse) and not metavars.completed and metavars.goals == ()
 
@@ -89,7 +103,9 @@ def test_every_fixture_error_gets_a_known_kind() -> None:
     for path in PAIRS:
         for block in split_transcript(path.read_text()):
             reply = parse_response(json.loads(block))
-            texts = [reply.message] if isinstance(reply, ReplError) else [m.text for m in reply.errors]
+            texts = (
+                [reply.message] if isinstance(reply, ReplError) else [m.text for m in reply.errors]
+            )
             for text in texts:
                 if text.startswith(("Unknown environment", "Unknown proof state")):
                     continue
@@ -116,24 +132,42 @@ def test_axioms_and_screening() -> None:
             self.text = text
 
     # Lean's wording for `#print axioms` (composed here: the transcripts have no such reply).
-    assert parse_axioms([M("'t' depends on axioms: [propext, Classical.choice]")], "t") == ["propext", "Classical.choice"]
+    assert parse_axioms([M("'t' depends on axioms: [propext, Classical.choice]")], "t") == [
+        "propext",
+        "Classical.choice",
+    ]
     assert parse_axioms([M("'t' does not depend on any axioms")], "t") == []
     assert parse_axioms([M("'u' does not depend on any axioms")], "t") is None
-    assert screen_lean_proof("by\n  simp\ntheorem other : False := sorry").kind is FailureKind.STATEMENT_CHANGED
+    assert (
+        screen_lean_proof("by\n  simp\ntheorem other : False := sorry").kind
+        is FailureKind.STATEMENT_CHANGED
+    )
     assert screen_lean_proof("by\n  sorry").kind is FailureKind.USES_SORRY
     assert screen_lean_proof("by\n  simp -- no sorry here") is None
 
 
 def replay(name: str, *extra: str) -> list[str]:
-    return [sys.executable, str(REPLAY), str(FIXTURES / f"{name}.expected.out"),
-            "--requests", str(FIXTURES / f"{name}.in"), *extra]
+    return [
+        sys.executable,
+        str(REPLAY),
+        str(FIXTURES / f"{name}.expected.out"),
+        "--requests",
+        str(FIXTURES / f"{name}.in"),
+        *extra,
+    ]
 
 
-@pytest.mark.parametrize("name", ["readme", "proof_step", "pickle_environment", "app_type_mismatch", "invalid_tactic"])
+@pytest.mark.parametrize(
+    "name", ["readme", "proof_step", "pickle_environment", "app_type_mismatch", "invalid_tactic"]
+)
 def test_transcripts_through_a_real_pipe(name: str) -> None:
     proc = LeanProcess(replay(name))
-    requests = [json.loads(b, strict=False) for b in split_transcript((FIXTURES / f"{name}.in").read_text())]
-    expected = [json.loads(b) for b in split_transcript((FIXTURES / f"{name}.expected.out").read_text())]
+    requests = [
+        json.loads(b, strict=False) for b in split_transcript((FIXTURES / f"{name}.in").read_text())
+    ]
+    expected = [
+        json.loads(b) for b in split_transcript((FIXTURES / f"{name}.expected.out").read_text())
+    ]
     try:
         for request, want in zip(requests, expected, strict=True):
             assert proc.request(request, timeout=10) == want
@@ -183,14 +217,27 @@ def composed(tmp_path: Path, *objects: dict) -> Path:
 
 def test_check_verdicts(tmp_path: Path) -> None:
     """check() on replies in the REPL's format (composed from the transcripts' shapes)."""
-    info = {"severity": "info", "pos": {"line": 3, "column": 0}, "endPos": {"line": 3, "column": 13}}
+    info = {
+        "severity": "info",
+        "pos": {"line": 3, "column": 0},
+        "endPos": {"line": 3, "column": 13},
+    }
     script = composed(
         tmp_path,
         {"env": 0},  # the header
         {"messages": [{**info, "data": "'t' depends on axioms: [propext]"}], "env": 1},
         {"messages": [{**info, "data": "'t' depends on axioms: [sorryAx]"}], "env": 2},
-        {"messages": [{"severity": "error", "pos": {"line": 1, "column": 40}, "endPos": {"line": 1, "column": 42},
-                       "data": "unsolved goals\nn : Nat\n⊢ n + 0 = n"}], "env": 3},
+        {
+            "messages": [
+                {
+                    "severity": "error",
+                    "pos": {"line": 1, "column": 40},
+                    "endPos": {"line": 1, "column": 42},
+                    "data": "unsolved goals\nn : Nat\n⊢ n + 0 = n",
+                }
+            ],
+            "env": 3,
+        },
         {"messages": [{**info, "data": "'t' depends on axioms: [my_axiom]"}], "env": 4},
     )
     repl = LeanRepl([sys.executable, str(REPLAY), str(script)])
@@ -199,8 +246,13 @@ def test_check_verdicts(tmp_path: Path) -> None:
     assert ok.status is Status.PASS and ok.axioms == ("propext",)
     assert repl.check("import Lean", stmt, "by exact?").failure_mode.kind is FailureKind.USES_SORRY
     unsolved = repl.check("import Lean", stmt, "by skip")
-    assert unsolved.status is Status.FAIL and unsolved.failure_mode.kind is FailureKind.UNSOLVED_GOALS
-    assert repl.check("import Lean", stmt, "by exact my_axiom").failure_mode.kind is FailureKind.BAD_AXIOM
+    assert (
+        unsolved.status is Status.FAIL and unsolved.failure_mode.kind is FailureKind.UNSOLVED_GOALS
+    )
+    assert (
+        repl.check("import Lean", stmt, "by exact my_axiom").failure_mode.kind
+        is FailureKind.BAD_AXIOM
+    )
     assert repl.process.starts == 1  # the header ran once, its environment reused
     assert repl.check("import Lean", stmt, "by sorry").failure_mode.kind is FailureKind.USES_SORRY
     repl.close()

@@ -13,12 +13,12 @@ import os
 import re
 import select
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
 
 from lemmata.errors import ToolNotFound
+from lemmata.provers._process import kill_process
 
 __all__ = ["CoqAnswer", "CoqCrashed", "CoqProcess", "CoqTimeout", "coq_version"]
 
@@ -98,13 +98,14 @@ class CoqProcess:
         """Send one sentence and return coqtop's answer; see the module docstring."""
         if not self.alive:
             self.start()
-        assert self._proc is not None and self._proc.stdin is not None
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
         # One line per sentence: error offsets are then offsets into the sentence.
         line = sentence.replace("\r", " ").replace("\n", " ").strip() + "\n"
         try:
-            self._proc.stdin.write(line.encode("utf-8"))
-            self._proc.stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
+            proc.stdin.write(line.encode("utf-8"))
+            proc.stdin.flush()
+        except (OSError, ValueError) as exc:
             self.kill()
             raise CoqCrashed(f"coqtop closed its input: {exc}") from None
         self.sentences_sent += 1
@@ -113,8 +114,13 @@ class CoqProcess:
         return answer
 
     def _read_answer(self, deadline: float) -> CoqAnswer:
-        assert self._proc is not None and self._proc.stdout is not None
-        fd = self._proc.stdout.fileno()
+        proc = self._proc
+        if proc is None or proc.stdout is None:
+            raise CoqCrashed("coqtop was stopped")
+        try:
+            fd = proc.stdout.fileno()
+        except ValueError:
+            raise CoqCrashed("coqtop was stopped") from None
         while True:
             m = _PROMPT.search(self._buffer.decode("utf-8", errors="replace"))
             if m:
@@ -130,45 +136,39 @@ class CoqProcess:
             if remaining <= 0:
                 self.kill()
                 raise CoqTimeout()
-            ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
-            if not ready:
-                continue
-            chunk = os.read(fd, 65536)
+            try:
+                ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
+                if not ready:
+                    continue
+                chunk = os.read(fd, 65536)
+            except (OSError, ValueError):  # closed by a kill from another thread
+                raise CoqCrashed("coqtop was stopped") from None
             if not chunk:
-                code = self._proc.wait(timeout=5)
+                try:
+                    code = proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    code = None
                 tail = self._buffer.decode("utf-8", errors="replace")[-300:]
-                self._proc = None
+                self.kill()
                 raise CoqCrashed(f"coqtop exited with status {code}: {tail.strip()}")
             self._buffer += chunk
 
     def kill(self) -> None:
-        if self._proc is not None:
-            try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
-            for stream in (self._proc.stdin, self._proc.stdout):
-                if stream is not None:
-                    try:
-                        stream.close()
-                    except OSError:
-                        pass
-        self._proc = None
+        """Kill the process (and its process group). Safe from any thread, and twice."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            kill_process(proc)
         self._buffer = b""
         self.proof = None
 
     def close(self) -> None:
-        if self.alive:
-            assert self._proc is not None and self._proc.stdin is not None
+        proc = self._proc
+        if proc is not None and proc.poll() is None and proc.stdin is not None:
             try:
-                self._proc.stdin.write(b"Quit.\n")
-                self._proc.stdin.flush()
-                self._proc.wait(timeout=2)
-            except (OSError, subprocess.TimeoutExpired):
+                proc.stdin.write(b"Quit.\n")
+                proc.stdin.flush()
+                proc.wait(timeout=2)
+            except (OSError, ValueError, subprocess.TimeoutExpired):
                 pass
         self.kill()
 

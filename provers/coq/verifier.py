@@ -14,8 +14,9 @@ A sentence that runs past the time limit kills the process (``TIMEOUT``); a dead
 ``CRASH``. Either way the next check starts a fresh coqtop and loads the header again.
 
 >>> coq = CoqTop()                                                        # doctest: +SKIP
->>> coq.check("", "Theorem t : forall n : nat, n + 0 = n.", "induction n; simpl; auto.").status
-<Status.PASS: 'pass'>
+>>> coq.check("", "Theorem t : forall n : nat, n + 0 = n.", "induction n; simpl; auto.").ok
+... # doctest: +SKIP
+True
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from lemmata.provers._process import rss_mb
 from lemmata.provers.base import StepResult, position_of
 from lemmata.provers.coq.output import CoqMessage, parse_assumptions, parse_output
 from lemmata.provers.coq.process import CoqAnswer, CoqCrashed, CoqProcess, CoqTimeout, coq_version
@@ -156,8 +158,7 @@ class CoqTop:
 
     def _rss_mb(self) -> float:
         proc = self.process._proc
-        if proc is None:
-            return 0.0
+        return rss_mb(proc.pid if proc else None)
         try:
             for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):

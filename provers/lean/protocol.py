@@ -145,8 +145,14 @@ def _tactic(obj: Any) -> TacticInfo:
         raise ProtocolError(f"a tactic must be an object: {obj!r:.80}")
     line, col = _pos(obj.get("pos"))
     ps = obj.get("proofState")
-    return TacticInfo(str(obj.get("tactic", "")), str(obj.get("goals", "")), ps if isinstance(ps, int) else None,
-                      tuple(str(c) for c in obj.get("usedConstants") or ()), line, col)
+    return TacticInfo(
+        str(obj.get("tactic", "")),
+        str(obj.get("goals", "")),
+        ps if isinstance(ps, int) else None,
+        tuple(str(c) for c in obj.get("usedConstants") or ()),
+        line,
+        col,
+    )
 
 
 def _list(obj: dict[str, Any], key: str) -> list[Any]:
@@ -167,13 +173,23 @@ def parse_response(obj: Any) -> Response:
     if "goals" in obj and "proofState" in obj:
         goals = obj["goals"]
         if not isinstance(goals, list) or not isinstance(obj["proofState"], int):
-            raise ProtocolError("a tactic reply needs an integer 'proofState' and a list of 'goals'")
+            raise ProtocolError(
+                "a tactic reply needs an integer 'proofState' and a list of 'goals'"
+            )
         status = obj.get("proofStatus")
-        return TacticResponse(obj["proofState"], tuple(str(g) for g in goals),
-                              str(status) if status is not None else None, messages, sorries, obj)
+        return TacticResponse(
+            obj["proofState"],
+            tuple(str(g) for g in goals),
+            str(status) if status is not None else None,
+            messages,
+            sorries,
+            obj,
+        )
     if "env" in obj or "proofState" in obj:
         env, ps = obj.get("env"), obj.get("proofState")
-        if (env is not None and not isinstance(env, int)) or (ps is not None and not isinstance(ps, int)):
+        if (env is not None and not isinstance(env, int)) or (
+            ps is not None and not isinstance(ps, int)
+        ):
             raise ProtocolError("'env' and 'proofState' must be integers")
         tactics = tuple(_tactic(t) for t in _list(obj, "tactics"))
         return CommandResponse(env, messages, sorries, tactics, ps, obj)
@@ -205,7 +221,9 @@ class ResponseReader:
         try:
             obj = json.loads(text, strict=False)
         except json.JSONDecodeError as exc:
-            raise ProtocolError(f"the REPL wrote text that is not JSON: {text[:120]!r} ({exc.msg})") from None
+            raise ProtocolError(
+                f"the REPL wrote text that is not JSON: {text[:120]!r} ({exc.msg})"
+            ) from None
         if not isinstance(obj, dict):
             raise ProtocolError("the REPL wrote JSON that is not an object")
         return obj

@@ -20,7 +20,6 @@ import os
 import re
 import select
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from lemmata.errors import ToolNotFound
+from lemmata.provers._process import kill_process, rss_mb
 from lemmata.provers.base import StepResult
 from lemmata.provers.failure import classify_lean
 from lemmata.provers.lean.protocol import (
@@ -41,8 +41,17 @@ from lemmata.provers.lean.protocol import (
 )
 from lemmata.provers.result import FailureKind, FailureMode, Message, Status, VerifyResult
 
-__all__ = ["ALLOWED_AXIOMS", "LeanProcess", "LeanRepl", "LeanSession", "LeanTimeout", "LeanCrashed",
-           "find_repl", "parse_axioms", "screen_lean_proof"]
+__all__ = [
+    "ALLOWED_AXIOMS",
+    "LeanProcess",
+    "LeanRepl",
+    "LeanSession",
+    "LeanTimeout",
+    "LeanCrashed",
+    "find_repl",
+    "parse_axioms",
+    "screen_lean_proof",
+]
 
 ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 _COMMANDS = re.compile(
@@ -80,8 +89,12 @@ def find_repl(command: Sequence[str] | None = None, project: str | Path | None =
         return [lake, "exe", "repl"]
     exe = shutil.which("repl")
     if exe is None:
-        raise ToolNotFound("repl", "build leanprover-community/repl and put `repl` on PATH, "
-                           "or give a Lean project that depends on it", "LEMMATA_LEAN_REPL")
+        raise ToolNotFound(
+            "repl",
+            "build leanprover-community/repl and put `repl` on PATH, "
+            "or give a Lean project that depends on it",
+            "LEMMATA_LEAN_REPL",
+        )
     return [exe]
 
 
@@ -101,8 +114,12 @@ def screen_lean_proof(proof: str) -> FailureMode | None:
     """Reject a proof text that declares things or gives up, before it reaches Lean."""
     for lineno, line in enumerate(proof.splitlines(), start=1):
         if _COMMANDS.match(line):
-            return FailureMode(FailureKind.STATEMENT_CHANGED,
-                               f"the proof may not contain commands: {line.strip()[:60]!r}", lineno, 0)
+            return FailureMode(
+                FailureKind.STATEMENT_CHANGED,
+                f"the proof may not contain commands: {line.strip()[:60]!r}",
+                lineno,
+                0,
+            )
         if _SORRY.search(re.sub(r"--.*$", "", line)):
             return FailureMode(FailureKind.USES_SORRY, "the proof uses sorry/admit", lineno, 0)
     return None
@@ -129,8 +146,14 @@ class LeanProcess:
 
     def start(self) -> None:
         self.kill()
-        self._proc = subprocess.Popen(self.argv, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, start_new_session=True)
+        self._proc = subprocess.Popen(
+            self.argv,
+            cwd=self.cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         self._reader = ResponseReader()
         self.requests = 0
         self.starts += 1
@@ -138,29 +161,36 @@ class LeanProcess:
     def request(self, obj: dict[str, Any], timeout: float) -> dict[str, Any]:
         if not self.alive:
             self.start()
-        assert self._proc is not None and self._proc.stdin is not None and self._proc.stdout is not None
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
         try:
-            self._proc.stdin.write(encode_request(obj))
-            self._proc.stdin.flush()
-        except OSError as exc:
+            proc.stdin.write(encode_request(obj))
+            proc.stdin.flush()
+            fd = proc.stdout.fileno()
+        except (OSError, ValueError) as exc:
             self.kill()
             raise LeanCrashed(f"the REPL closed its input: {exc}") from None
         self.requests += 1
         deadline = time.monotonic() + timeout
-        fd = self._proc.stdout.fileno()
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.kill()
                 raise LeanTimeout()
-            ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
-            if not ready:
-                continue
-            chunk = os.read(fd, 65536)
+            try:
+                ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
+                if not ready:
+                    continue
+                chunk = os.read(fd, 65536)
+            except (OSError, ValueError):  # closed by a kill from another thread
+                raise LeanCrashed("the REPL was stopped") from None
             if not chunk:
                 leftover = list(self._reader.close())
-                code = self._proc.wait(timeout=5)
-                self._proc = None
+                try:
+                    code = proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    code = None
+                self.kill()
                 if leftover:
                     return leftover[0]
                 raise LeanCrashed(f"the REPL exited with status {code}")
@@ -173,8 +203,7 @@ class LeanProcess:
                 return replies[0]
 
     def rss_mb(self) -> float:
-        if self._proc is None:
-            return 0.0
+        return rss_mb(self.pid)
         try:
             for line in Path(f"/proc/{self._proc.pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
@@ -184,22 +213,10 @@ class LeanProcess:
         return 0.0
 
     def kill(self) -> None:
-        if self._proc is not None:
-            try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
-            for stream in (self._proc.stdin, self._proc.stdout):
-                if stream is not None:
-                    try:
-                        stream.close()
-                    except OSError:
-                        pass
-        self._proc = None
+        """Kill the process (and its process group). Safe from any thread, and twice."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            kill_process(proc)
 
 
 class LeanRepl:
@@ -235,8 +252,10 @@ class LeanRepl:
         self._envs.clear()
 
     def _request(self, obj: dict[str, Any], timeout: float) -> Any:
-        if self.process.alive and (self.process.requests >= self.recycle_after
-                                   or self.process.rss_mb() > self.memory_cap_mb):
+        if self.process.alive and (
+            self.process.requests >= self.recycle_after
+            or self.process.rss_mb() > self.memory_cap_mb
+        ):
             self.process.kill()
         if not self.process.alive:
             self._envs.clear()
@@ -257,23 +276,40 @@ class LeanRepl:
         if isinstance(reply, ReplError):
             raise _HeaderFailed(reply.message)
         if not isinstance(reply, CommandResponse) or reply.errors:
-            text = reply.errors[0].text if isinstance(reply, CommandResponse) and reply.errors else "no environment"
+            text = (
+                reply.errors[0].text
+                if isinstance(reply, CommandResponse) and reply.errors
+                else "no environment"
+            )
             raise _HeaderFailed(f"the header does not compile: {text}")
         self._envs[header] = reply.env
         return reply.env
 
-    def check(self, header: str, statement: str, proof: str, timeout: float | None = None) -> VerifyResult:
+    def check(
+        self, header: str, statement: str, proof: str, timeout: float | None = None
+    ) -> VerifyResult:
         started = time.monotonic()
         limit = timeout or self.timeout_s
 
         def result(status: Status, failure: FailureMode | None = None, **kw: Any) -> VerifyResult:
-            return VerifyResult(status=status, backend=self.backend, failure_mode=failure,
-                                elapsed_s=round(time.monotonic() - started, 4), version=self._version, **kw)
+            return VerifyResult(
+                status=status,
+                backend=self.backend,
+                failure_mode=failure,
+                elapsed_s=round(time.monotonic() - started, 4),
+                version=self._version,
+                **kw,
+            )
 
         name_match = _NAME.match(statement)
         if not name_match:
-            return result(Status.FAIL, FailureMode(FailureKind.SYNTAX_ERROR,
-                                                   "the statement must start with `theorem NAME` or `lemma NAME`"))
+            return result(
+                Status.FAIL,
+                FailureMode(
+                    FailureKind.SYNTAX_ERROR,
+                    "the statement must start with `theorem NAME` or `lemma NAME`",
+                ),
+            )
         name = name_match.group(1)
         body = proof.strip()
         screened = screen_lean_proof(body)
@@ -287,14 +323,18 @@ class LeanRepl:
             try:
                 env = self._env_for(header)
             except _HeaderFailed as exc:
-                return result(Status.UNAVAILABLE, FailureMode(FailureKind.HEADER_ERROR, exc.message))
+                return result(
+                    Status.UNAVAILABLE, FailureMode(FailureKind.HEADER_ERROR, exc.message)
+                )
             request: dict[str, Any] = {"cmd": code}
             if env is not None:
                 request["env"] = env
             reply = self._request(request, limit)
         except LeanTimeout:
             self._envs.clear()
-            return result(Status.TIMEOUT, FailureMode(FailureKind.TIMEOUT, f"no answer within {limit:g}s"))
+            return result(
+                Status.TIMEOUT, FailureMode(FailureKind.TIMEOUT, f"no answer within {limit:g}s")
+            )
         except LeanCrashed as exc:
             self._envs.clear()
             return result(Status.CRASH, FailureMode(FailureKind.CRASH, str(exc)))
@@ -306,27 +346,48 @@ class LeanRepl:
             return result(Status.FAIL, classify_lean(reply.message))
         assert isinstance(reply, CommandResponse | TacticResponse)
         offset = statement.count("\n")  # lines of the statement before the proof starts
-        messages = tuple(Message(m.severity, m.text, (m.line - offset) if m.line else m.line, m.column)
-                         for m in reply.messages)
+        messages = tuple(
+            Message(m.severity, m.text, (m.line - offset) if m.line else m.line, m.column)
+            for m in reply.messages
+        )
         errors = [m for m in messages if m.severity == "error"]
         if errors:
             e = errors[0]
-            return result(Status.FAIL, classify_lean(e.text, e.line, e.column), messages=messages,
-                          goals=tuple(s.goal for s in reply.sorries))
-        if reply.sorries or any("declaration uses 'sorry'" in m.text or "declaration uses `sorry`" in m.text
-                                for m in messages):
-            return result(Status.FAIL, FailureMode(FailureKind.USES_SORRY, "the proof uses sorry"),
-                          messages=messages, sorries=len(reply.sorries))
+            return result(
+                Status.FAIL,
+                classify_lean(e.text, e.line, e.column),
+                messages=messages,
+                goals=tuple(s.goal for s in reply.sorries),
+            )
+        if reply.sorries or any(
+            "declaration uses 'sorry'" in m.text or "declaration uses `sorry`" in m.text
+            for m in messages
+        ):
+            return result(
+                Status.FAIL,
+                FailureMode(FailureKind.USES_SORRY, "the proof uses sorry"),
+                messages=messages,
+                sorries=len(reply.sorries),
+            )
         axioms = parse_axioms(reply.messages, name)
         if axioms is None:
-            return result(Status.FAIL, FailureMode(FailureKind.STATEMENT_CHANGED,
-                                                   f"Lean did not report axioms of {name!r}: the theorem was not declared"),
-                          messages=messages)
+            return result(
+                Status.FAIL,
+                FailureMode(
+                    FailureKind.STATEMENT_CHANGED,
+                    f"Lean did not report axioms of {name!r}: the theorem was not declared",
+                ),
+                messages=messages,
+            )
         bad = [a for a in axioms if a not in self.allowed_axioms]
         if bad:
             kind = FailureKind.USES_SORRY if "sorryAx" in bad else FailureKind.BAD_AXIOM
-            return result(Status.FAIL, FailureMode(kind, f"depends on disallowed axioms: {', '.join(bad)}"),
-                          messages=messages, axioms=tuple(axioms))
+            return result(
+                Status.FAIL,
+                FailureMode(kind, f"depends on disallowed axioms: {', '.join(bad)}"),
+                messages=messages,
+                axioms=tuple(axioms),
+            )
         return result(Status.PASS, messages=messages, axioms=tuple(axioms))
 
     def open(self, header: str, statement: str, timeout: float | None = None) -> LeanSession:
@@ -338,8 +399,15 @@ class LeanRepl:
             request["env"] = env
         reply = self._request(request, limit)
         if not isinstance(reply, CommandResponse) or reply.errors or not reply.sorries:
-            problem = reply.message if isinstance(reply, ReplError) else (
-                reply.errors[0].text if isinstance(reply, CommandResponse) and reply.errors else "no goal")
+            problem = (
+                reply.message
+                if isinstance(reply, ReplError)
+                else (
+                    reply.errors[0].text
+                    if isinstance(reply, CommandResponse) and reply.errors
+                    else "no goal"
+                )
+            )
             raise ValueError(f"the statement does not elaborate: {problem}")
         sorry = reply.sorries[0]
         assert sorry.proof_state is not None
@@ -365,36 +433,68 @@ class LeanSession:
         self.current = root.state
         self._starts = repl.process.starts
 
-    def run(self, tactic: str, state: int | None = None, timeout: float | None = None) -> StepResult:
+    def run(
+        self, tactic: str, state: int | None = None, timeout: float | None = None
+    ) -> StepResult:
         start = self.current if state is None else state
         if start not in self.states:
             raise KeyError(f"unknown state {start}; known: {sorted(self.states)}")
         here = self.states[start]
         if self.repl.process.starts != self._starts or not self.repl.process.alive:
             failure = FailureMode(FailureKind.CRASH, "the REPL was restarted: open a new session")
-            return StepResult(start, here.goals, "crash", failure_mode=failure, tactic=tactic, parent=start)
+            return StepResult(
+                start, here.goals, "crash", failure_mode=failure, tactic=tactic, parent=start
+            )
         try:
-            reply = self.repl._request({"tactic": tactic, "proofState": start}, timeout or self.timeout_s)
+            reply = self.repl._request(
+                {"tactic": tactic, "proofState": start}, timeout or self.timeout_s
+            )
         except LeanTimeout:
-            return StepResult(start, here.goals, "timeout", failure_mode=FailureMode(FailureKind.TIMEOUT, "tactic timed out",
-                              tactic=tactic), tactic=tactic, parent=start)
+            return StepResult(
+                start,
+                here.goals,
+                "timeout",
+                failure_mode=FailureMode(FailureKind.TIMEOUT, "tactic timed out", tactic=tactic),
+                tactic=tactic,
+                parent=start,
+            )
         except LeanCrashed as exc:
-            return StepResult(start, here.goals, "crash", failure_mode=FailureMode(FailureKind.CRASH, str(exc)),
-                              tactic=tactic, parent=start)
+            return StepResult(
+                start,
+                here.goals,
+                "crash",
+                failure_mode=FailureMode(FailureKind.CRASH, str(exc)),
+                tactic=tactic,
+                parent=start,
+            )
         return self.apply(reply, tactic, start)
 
     def apply(self, reply: Any, tactic: str, start: int) -> StepResult:
         """Record the REPL's reply to a tactic (separate so fixtures can drive it)."""
         here = self.states[start]
         if isinstance(reply, ReplError):
-            return StepResult(start, here.goals, "error", (Message("error", reply.message),),
-                              classify_lean(reply.message, tactic=tactic), tactic, start)
+            return StepResult(
+                start,
+                here.goals,
+                "error",
+                (Message("error", reply.message),),
+                classify_lean(reply.message, tactic=tactic),
+                tactic,
+                start,
+            )
         if not isinstance(reply, TacticResponse):
             raise LeanCrashed("the REPL answered a tactic with a command reply")
         messages = tuple(Message(m.severity, m.text, m.line, m.column) for m in reply.messages)
         if reply.errors:
-            return StepResult(start, here.goals, "error", messages,
-                              classify_lean(reply.errors[0].text, tactic=tactic), tactic, start)
+            return StepResult(
+                start,
+                here.goals,
+                "error",
+                messages,
+                classify_lean(reply.errors[0].text, tactic=tactic),
+                tactic,
+                start,
+            )
         status = "finished" if reply.completed else "open"
         if not reply.goals and not reply.completed:
             # "Incomplete: contains metavariable(s)" / "contains sorry": no goals, not a proof.
