@@ -10,17 +10,15 @@ export TOKENIZERS_PARALLELISM := false
 
 .PHONY: setup demo test lint pytest bench clean
 
+# The tests need the ray extra (proof workers on a local Ray instance).
 setup:
-	@scripts/setup.sh dev
+	@scripts/setup.sh dev,ray
 
+# The main job on embedded defaults: the batch proof runner on the bundled Coq suite
+# (no LLM, no network): given proofs are checked, the rest found by the tactic portfolio.
 demo: setup
-	$(BIN)/lemmata doctor
-	$(BIN)/lemmata embed --query "a proof assistant checks a theorem" \
-		"Coq checks the proof of a theorem mechanically." \
-		"Lean 4 has a REPL that answers in JSON." \
-		"The patient's blood pressure rose after the change of treatment." \
-		"Click the Submit button at the bottom of the form." \
-		"Wilf-Zeilberger pairs certify binomial sum identities."
+	$(BIN)/lemmata prove provers/suites/coq_basic.jsonl --backend coq --workers 2 \
+		--out out/coq_basic.results.jsonl
 
 test: setup lint pytest
 

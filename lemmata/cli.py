@@ -230,6 +230,12 @@ def prove(
     ] = Path("results.jsonl"),
     resume: Annotated[bool, typer.Option("--resume", help="Skip ids already in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray", help="Run the workers on Ray: 'local' (start one here), 'auto' or an address."
+        ),
+    ] = None,
 ) -> None:
     """Check or search proofs for a batch of theorems; exit 0 when the run completed."""
     from lemmata.provers import BACKENDS, make_verifier, read_theorems, run_batch
@@ -251,7 +257,10 @@ def prove(
         )
     settings = _state(ctx).settings
     limit = timeout or settings.verifier_timeout_s
-    make_verifier(backend, settings, timeout_s=limit).close()  # a missing Coq/Lean fails here, once
+    if ray is None:
+        make_verifier(
+            backend, settings, timeout_s=limit
+        ).close()  # a missing Coq/Lean fails here, once
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -298,7 +307,8 @@ def prove(
         return
     from rich.table import Table
 
-    table = Table(title=f"{file.name}: {backend}, {workers} worker(s)")
+    where = f" on Ray ({ray})" if ray else ""
+    table = Table(title=f"{file.name}: {backend}, {workers} worker(s){where}")
     for column in (
         "theorems",
         "proved",

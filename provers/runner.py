@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from lemmata.provers.base import Verifier
 from lemmata.provers.portfolio import candidates
@@ -32,6 +32,8 @@ from lemmata.provers.result import FailureKind, FailureMode, Status, VerifyResul
 
 __all__ = [
     "InputProblem",
+    "LocalWorker",
+    "Worker",
     "RunSummary",
     "Theorem",
     "TheoremResult",
@@ -264,9 +266,34 @@ def _result(
     )
 
 
+@runtime_checkable
+class Worker(Protocol):
+    """Proves one theorem at a time: a local verifier, or an actor on a Ray cluster."""
+
+    backend: str
+
+    def prove(self, theorem: Theorem, timeout: float) -> TheoremResult: ...
+
+    def close(self) -> None: ...
+
+
+class LocalWorker:
+    """A :class:`Worker` over a verifier in this process."""
+
+    def __init__(self, verifier: Verifier) -> None:
+        self.verifier = verifier
+        self.backend = verifier.backend
+
+    def prove(self, theorem: Theorem, timeout: float) -> TheoremResult:
+        return prove_one(self.verifier, theorem, timeout)
+
+    def close(self) -> None:
+        self.verifier.close()
+
+
 def run_batch(
     theorems: Iterable[Theorem],
-    make_verifier: Callable[[], Verifier],
+    make_worker: Callable[[], Worker | Verifier],
     *,
     out: Path,
     workers: int = 1,
@@ -275,7 +302,9 @@ def run_batch(
     on_result: Callable[[TheoremResult], None] | None = None,
     on_start: Callable[[int], None] | None = None,
 ) -> RunSummary:
-    """Prove ``theorems`` with ``workers`` verifiers in parallel, appending to ``out``.
+    """Prove ``theorems`` with ``workers`` workers in parallel, appending to ``out``.
+
+    ``make_worker`` returns a :class:`Worker`, or a :class:`Verifier` to run here.
 
     ``on_start(n)`` is called with the number of theorems to run, ``on_result`` after each.
     Ctrl-C stops the run after closing the verifiers; every finished theorem is in ``out``.
@@ -292,8 +321,8 @@ def run_batch(
     if on_start:
         on_start(len(todo))
     out.parent.mkdir(parents=True, exist_ok=True)
-    pool: queue.Queue[Verifier] = queue.Queue()
-    made: list[Verifier] = []
+    pool: queue.Queue[Worker] = queue.Queue()
+    made: list[Worker] = []
     lock = threading.Lock()
     failed_headers: dict[str, TheoremResult] = {}
 
@@ -305,15 +334,16 @@ def run_batch(
                 theorem.id, "error", None, known.failure_mode, 0.0, 0, known.backend
             )
         try:
-            verifier = pool.get_nowait()
+            worker = pool.get_nowait()
         except queue.Empty:
-            verifier = make_verifier()
+            made_now = make_worker()
+            worker = made_now if isinstance(made_now, Worker) else LocalWorker(made_now)
             with lock:
-                made.append(verifier)
+                made.append(worker)
         try:
-            result = prove_one(verifier, theorem, timeout)
+            result = worker.prove(theorem, timeout)
         finally:
-            pool.put(verifier)
+            pool.put(worker)
         fm = result.failure_mode or {}
         if result.status == "error" and fm.get("kind") == FailureKind.HEADER_ERROR.value:
             with lock:
@@ -356,8 +386,8 @@ def run_batch(
                 fut.cancel()
             raise
         finally:
-            for verifier in made:
-                verifier.close()
+            for worker in made:
+                worker.close()
             executor.shutdown(wait=not summary.interrupted, cancel_futures=True)
             summary.elapsed_s = time.monotonic() - started
     return summary
