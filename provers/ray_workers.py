@@ -11,6 +11,7 @@ Needs the ``ray`` extra: ``pip install 'lemmata[ray]'``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -81,10 +82,9 @@ class RayWorker:
     def close(self) -> None:
         import ray
 
-        try:
+        # The actor may be gone already; killing it is what matters.
+        with contextlib.suppress(Exception):
             ray.get(self.actor.close.remote(), timeout=10)
-        except Exception:  # the actor may be gone already; killing it is what matters
-            pass
         ray.kill(self.actor)
 
 
