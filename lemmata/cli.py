@@ -248,12 +248,14 @@ def prove(
         theorems, problems = read_theorems(file)
     except (OSError, UnicodeDecodeError) as exc:
         raise typer.BadParameter(f"cannot read {file}: {exc}", param_hint="FILE") from None
+    from rich.markup import escape
+
     err = _console(stderr=True)
     for problem in problems:
         err.print(
-            f"[yellow]{file}:{problem.line}[/]: {problem.message}, skipped",
-            markup=True,
+            f"[yellow]{escape(str(file))}:{problem.line}[/]: {escape(problem.message)}, skipped",
             highlight=False,
+            soft_wrap=True,
         )
     settings = _state(ctx).settings
     limit = timeout or settings.verifier_timeout_s
@@ -305,36 +307,46 @@ def prove(
     if as_json:
         typer.echo(json.dumps(report))
         return
-    from rich.table import Table
+    from lemmata.provers.report import print_summary
 
     where = f" on Ray ({ray})" if ray else ""
-    table = Table(title=f"{file.name}: {backend}, {workers} worker(s){where}")
-    for column in (
-        "theorems",
-        "proved",
-        "failed",
-        "timeout",
-        "error",
-        "skipped (done)",
-        "bad lines",
-        "seconds",
-    ):
-        table.add_column(column, justify="right")
-    table.add_row(
-        str(summary.total),
-        str(summary.counts["proved"]),
-        str(summary.counts["failed"]),
-        str(summary.counts["timeout"]),
-        str(summary.counts["error"]),
-        str(summary.skipped),
-        str(len(problems)),
-        f"{summary.elapsed_s:.1f}",
+    print_summary(
+        summary,
+        _console(),
+        title=f"{file.name}: {backend}, {workers} worker(s){where}",
+        bad_lines=len(problems),
+        out=str(out),
     )
-    console = _console()
-    console.print(table)
-    for header_error in summary.header_errors.values():
-        console.print(f"[red]header error[/]: {header_error}", highlight=False)
-    console.print(f"results: {out}")
+
+
+@app.command("convert-lean")
+def convert_lean(
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="Lean 4 files with `theorem ... := sorry` (PutnamBench, miniF2F)."),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="The JSONL to write, for `lemmata prove --backend lean`."),
+    ],
+) -> None:
+    """Turn Lean files of `theorem ... := sorry` into the JSONL that `lemmata prove` reads."""
+    from lemmata.provers.convert import lean_files_to_jsonl
+
+    records, problems = lean_files_to_jsonl(files)
+
+    err = _console(stderr=True)
+    for problem in problems:
+        err.print(problem, style="yellow", markup=False, highlight=False, soft_wrap=True)
+    if not records:
+        raise typer.BadParameter("no theorem found in the files given", param_hint="FILES")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+    )
+    tmp.replace(out)  # all or nothing: an existing file is never left half-written
+    typer.echo(f"{len(records)} theorems from {len(files) - len(problems)} file(s) -> {out}")
 
 
 def main(argv: list[str] | None = None) -> None:

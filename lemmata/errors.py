@@ -9,6 +9,7 @@ that failed, an insight that did not hold) are values, never exceptions.
 class                          code                         raised when
 =============================  ===========================  =====================================
 ``LemmataError``               ``lemmata_error``            base class; never raised itself
+``UsageError``                 ``usage``                    a command was given bad arguments
 ``ConfigError``                ``config``                   a setting has a bad value
 ``SettingsFileError``          ``settings_file``            the TOML settings file is broken
 ``MissingDependency``          ``missing_dependency``       an optional package is not installed
@@ -48,6 +49,7 @@ __all__ = [
     "SettingsFileError",
     "ToolNotFound",
     "UnknownModel",
+    "UsageError",
 ]
 
 
@@ -62,6 +64,12 @@ class LemmataError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class UsageError(LemmataError):
+    """A command (in the CLI or the shell) was given arguments it cannot use."""
+
+    code = "usage"
 
 
 class ConfigError(LemmataError):

@@ -7,7 +7,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from lemmata.provers.result import FailureMode, Message, VerifyResult
 
-__all__ = ["ProofSession", "StepResult", "Verifier", "position_of"]
+__all__ = ["ProofSession", "StepResult", "Verifier", "path_to", "position_of"]
 
 StepStatus = Literal["open", "finished", "error", "timeout", "crash"]
 
@@ -73,3 +73,13 @@ def position_of(text: str, offset: int) -> tuple[int, int]:
     line = text.count("\n", 0, offset) + 1
     column = offset - (text.rfind("\n", 0, offset) + 1)
     return line, column
+
+
+def path_to(states: dict[int, StepResult], state: int) -> list[str]:
+    """The tactics that lead from a session's root to ``state``."""
+    path = []
+    step = states[state]
+    while step.parent is not None and step.tactic is not None:
+        path.append(step.tactic)
+        step = states[step.parent]
+    return path[::-1]

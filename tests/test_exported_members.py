@@ -29,6 +29,11 @@ PACKAGES = [
     "lemmata.provers.failure",
     "lemmata.provers.portfolio",
     "lemmata.provers.runner",
+    "lemmata.provers.convert",
+    "lemmata.provers.report",
+    "lemmata.provers.shell",
+    "lemmata.provers.ray_workers",
+    "lemmata.provers.lean.dojo",
 ]
 
 

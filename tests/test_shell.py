@@ -167,3 +167,19 @@ def test_repl_ends_on_ctrl_d(repl) -> None:
     repl.expect(pexpect.EOF)
     repl.close()
     assert repl.exitstatus == 0
+
+
+def test_prover_commands_in_the_shell(settings, coqtop_path, tmp_path) -> None:
+    shell, out = make_shell(settings)
+    shell.handle("check Theorem t : forall n, n + 0 = n. induction n; simpl; auto.")
+    assert "proved" in out.getvalue()
+    shell.handle("check Theorem u : 1 = 2. reflexivity.")
+    assert "type_mismatch" in out.getvalue() and "⊢ 1 = 2" in out.getvalue()
+    suite = tmp_path / "s.jsonl"
+    suite.write_text('{"id": "a", "statement": "Theorem a : True."}\nnot json\n')
+    shell.handle(f"prove {suite}")
+    text = out.getvalue()
+    assert "s.jsonl:2: not JSON" in text and "results:" in text
+    assert (tmp_path / "s.results.jsonl").read_text().count('"proved"') == 1
+    shell.handle("prove --workers 2")
+    assert "error[usage]" in out.getvalue() and "required: file" in out.getvalue()

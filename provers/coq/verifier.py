@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from lemmata.provers._process import rss_mb
-from lemmata.provers.base import StepResult, position_of
+from lemmata.provers.base import StepResult, path_to, position_of
 from lemmata.provers.coq.output import CoqMessage, parse_assumptions, parse_output
 from lemmata.provers.coq.process import CoqAnswer, CoqCrashed, CoqProcess, CoqTimeout, coq_version
 from lemmata.provers.coq.sentences import Sentence, SentenceError, head_word, split_sentences
@@ -479,12 +479,7 @@ class CoqSession:
 
     def proof_of(self, state: int) -> list[str]:
         """The tactics that lead from the root to ``state``."""
-        path = []
-        step = self.states[state]
-        while step.parent is not None and step.tactic is not None:
-            path.append(step.tactic)
-            step = self.states[step.parent]
-        return path[::-1]
+        return path_to(self.states, state)
 
     def close(self) -> None:
         process = self.verifier.process

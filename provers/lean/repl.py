@@ -28,7 +28,7 @@ from typing import Any
 
 from lemmata.errors import ToolNotFound
 from lemmata.provers._process import kill_process, rss_mb
-from lemmata.provers.base import StepResult
+from lemmata.provers.base import StepResult, path_to
 from lemmata.provers.failure import classify_lean
 from lemmata.provers.lean.protocol import (
     CommandResponse,
@@ -508,12 +508,8 @@ class LeanSession:
         return step
 
     def proof_of(self, state: int) -> list[str]:
-        path = []
-        step = self.states[state]
-        while step.parent is not None and step.tactic is not None:
-            path.append(step.tactic)
-            step = self.states[step.parent]
-        return path[::-1]
+        """The tactics that lead from the root to ``state``."""
+        return path_to(self.states, state)
 
     def close(self) -> None:
         """Proof states cost memory in the REPL but are freed with its process."""

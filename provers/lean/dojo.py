@@ -1,0 +1,126 @@
+"""LeanDojo as a second Lean backend, for theorems of a traced repository (extra ``lean``).
+
+LeanDojo names a theorem by repository, file and full name rather than by its text, so this
+backend offers the tactic-level :class:`~lemmata.provers.base.ProofSession` over one such
+theorem, the interface a proof search uses::
+
+    session = LeanDojoSession.open("https://github.com/yangky11/lean4-example", "COMMIT",
+                                   "Lean4Example.lean", "hello_world")
+    step = session.run("rw [add_assoc, add_comm b, ←add_assoc]")
+    step.finished
+
+It needs ``pip install 'lemmata[lean]'`` and a Lean toolchain; the repository is traced by
+LeanDojo on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lemmata.deps import require_extra
+from lemmata.provers.base import StepResult, path_to
+from lemmata.provers.failure import classify_lean
+from lemmata.provers.result import FailureKind, FailureMode, Message
+
+__all__ = ["LeanDojoSession"]
+
+
+def _goals(state: Any) -> tuple[str, ...]:
+    text = str(getattr(state, "pp", "") or "")
+    return tuple(g for g in text.split("\n\n") if g.strip())
+
+
+class LeanDojoSession:
+    """A theorem opened in LeanDojo's ``Dojo``; states are LeanDojo's ``TacticState`` ids."""
+
+    def __init__(self, dojo_cm: Any, module: Any) -> None:
+        self._cm = dojo_cm
+        self._ld = module
+        self.dojo, init = dojo_cm.__enter__()
+        self._states: dict[int, Any] = {init.id: init}
+        self.root = StepResult(init.id, _goals(init), "open")
+        self.states: dict[int, StepResult] = {init.id: self.root}
+        self.current = init.id
+
+    @classmethod
+    def open(
+        cls, repo_url: str, commit: str, file_path: str, full_name: str, timeout_s: int = 600
+    ) -> LeanDojoSession:
+        """Open ``full_name`` from ``file_path`` of the repository at ``commit``."""
+        require_extra("lean", "the LeanDojo backend")
+        import lean_dojo
+
+        repo = lean_dojo.LeanGitRepo(repo_url, commit)
+        theorem = lean_dojo.Theorem(repo, file_path, full_name)
+        return cls(lean_dojo.Dojo(theorem, timeout=timeout_s), lean_dojo)
+
+    def run(
+        self, tactic: str, state: int | None = None, timeout: float | None = None
+    ) -> StepResult:
+        start = self.current if state is None else state
+        if start not in self._states:
+            raise KeyError(f"unknown state {start}; known: {sorted(self._states)}")
+        here = self.states[start]
+        ld = self._ld
+        try:
+            result = self.dojo.run_tac(self._states[start], tactic)
+        except ld.DojoTacticTimeoutError:
+            return StepResult(
+                start,
+                here.goals,
+                "timeout",
+                failure_mode=FailureMode(FailureKind.TIMEOUT, "tactic timed out", tactic=tactic),
+                tactic=tactic,
+                parent=start,
+            )
+        except ld.DojoCrashError as exc:
+            return StepResult(
+                start,
+                here.goals,
+                "crash",
+                failure_mode=FailureMode(FailureKind.CRASH, str(exc)),
+                tactic=tactic,
+                parent=start,
+            )
+        if isinstance(result, ld.LeanError):
+            text = str(result.error)
+            return StepResult(
+                start,
+                here.goals,
+                "error",
+                (Message("error", text),),
+                classify_lean(text, tactic=tactic),
+                tactic,
+                start,
+            )
+        if isinstance(result, ld.ProofGivenUp):
+            return StepResult(
+                start,
+                here.goals,
+                "error",
+                failure_mode=FailureMode(
+                    FailureKind.USES_SORRY, "the tactic gave up", tactic=tactic
+                ),
+                tactic=tactic,
+                parent=start,
+            )
+        if isinstance(result, ld.ProofFinished):
+            sid = (
+                max(self._states) + 1 if result.tactic_state_id is None else result.tactic_state_id
+            )
+            step = StepResult(sid, (), "finished", tactic=tactic, parent=start)
+        else:
+            self._states[result.id] = result
+            sid = result.id
+            step = StepResult(sid, _goals(result), "open", tactic=tactic, parent=start)
+        self._states.setdefault(sid, result)
+        self.states[sid] = step
+        self.current = sid
+        return step
+
+    def proof_of(self, state: int) -> list[str]:
+        """The tactics that lead from the root to ``state``."""
+        return path_to(self.states, state)
+
+    def close(self) -> None:
+        self._cm.__exit__(None, None, None)
