@@ -273,3 +273,48 @@ def test_real_lean_toolchain_checks_a_proof() -> None:
     bad = repl.check("", "theorem t2 : 1 = 2", "by rfl")
     assert bad.status is Status.FAIL
     repl.close()
+
+
+def strict_repl(name: str, **kw) -> LeanRepl:
+    """A LeanRepl over the replay program, which rejects any request not in the transcript."""
+    return LeanRepl(replay(name), **kw)
+
+
+def test_pickling_proof_states_as_recorded() -> None:
+    repl = strict_repl("pickle_proof_state_1")
+    assert repl.command("import Lean").env == 0
+    cmd = repl.command("def f : Nat := by sorry", env=0)
+    assert cmd.sorries[0].proof_state == 0
+    assert repl.pickle_proof_state(0, "test/c.olean").proof_state == 1
+    restored = repl.unpickle_proof_state("test/c.olean")
+    assert restored.proof_state == 2 and restored.goals == ("⊢ Nat",)
+    step = repl.tactic("have t : Nat := 42", 2)
+    assert step.goals == ("t : Nat\n⊢ Nat",)
+    repl.pickle_proof_state(3, "test/d.olean")
+    assert repl.unpickle_proof_state("test/d.olean").proof_state == 5
+    assert repl.tactic("exact t", 5).completed
+    repl.close()
+
+
+def test_pickling_environments_and_file_mode_as_recorded() -> None:
+    repl = strict_repl("pickle_environment")
+    assert repl.command("def f := 42").env == 0
+    repl.pickle_env(0, "test/a.olean")
+    assert repl.unpickle_env("test/a.olean").env == 1
+    assert repl.command("example : f = 42 := by rfl", env=1).errors == []
+    repl.close()
+    files = strict_repl("file")
+    reply = files.run_file("test/file.lean", all_tactics=True)
+    assert reply.tactics[0].tactic == "exact rfl" and reply.tactics[0].goals == "⊢ f + g = 39"
+    assert "rfl" in reply.tactics[0].used_constants
+    files.close()
+
+
+def test_the_process_is_recycled_after_n_requests() -> None:
+    repl = LeanRepl(
+        [sys.executable, str(REPLAY), str(FIXTURES / "readme.expected.out")], recycle_after=1
+    )
+    assert repl.command("def f (x : Unit) : Nat := by sorry").env == 0
+    assert repl.command("def f (x : Unit) : Nat := by sorry").env == 0  # a new process replays anew
+    assert repl.process.starts == 2
+    repl.close()

@@ -266,6 +266,66 @@ class LeanRepl:
             self._envs.clear()
             raise LeanCrashed(str(exc)) from None
 
+    # -- the REPL's own requests, one method each ---------------------------------------
+
+    def command(
+        self,
+        code: str,
+        env: int | None = None,
+        *,
+        all_tactics: bool = False,
+        timeout: float | None = None,
+    ) -> CommandResponse | ReplError:
+        """Run Lean commands (``{"cmd"}``), in ``env`` or a fresh environment."""
+        return self._raw({"cmd": code}, env=env, all_tactics=all_tactics, timeout=timeout)
+
+    def run_file(
+        self,
+        path: str | Path,
+        env: int | None = None,
+        *,
+        all_tactics: bool = False,
+        timeout: float | None = None,
+    ) -> CommandResponse | ReplError:
+        """Run a whole ``.lean`` file (file mode, ``{"path"}``)."""
+        return self._raw({"path": str(path)}, env=env, all_tactics=all_tactics, timeout=timeout)
+
+    def tactic(
+        self, tactic: str, proof_state: int, timeout: float | None = None
+    ) -> TacticResponse | ReplError:
+        """Run one tactic on a proof state (tactic mode)."""
+        return self._raw({"tactic": tactic, "proofState": proof_state}, timeout=timeout)
+
+    def pickle_env(self, env: int, path: str | Path) -> CommandResponse | ReplError:
+        """Save an environment to an ``.olean`` file."""
+        return self._raw({"pickleTo": str(path), "env": env})
+
+    def unpickle_env(self, path: str | Path) -> CommandResponse | ReplError:
+        """Load an environment saved by :meth:`pickle_env`; the reply names its new ``env``."""
+        return self._raw({"unpickleEnvFrom": str(path)})
+
+    def pickle_proof_state(self, proof_state: int, path: str | Path) -> Any:
+        """Save a proof state to an ``.olean`` file."""
+        return self._raw({"pickleTo": str(path), "proofState": proof_state})
+
+    def unpickle_proof_state(self, path: str | Path, env: int | None = None) -> Any:
+        """Load a proof state saved by :meth:`pickle_proof_state`; it gets a new number."""
+        return self._raw({"unpickleProofStateFrom": str(path)}, env=env)
+
+    def _raw(
+        self,
+        request: dict[str, Any],
+        *,
+        env: int | None = None,
+        all_tactics: bool = False,
+        timeout: float | None = None,
+    ) -> Any:
+        if env is not None:
+            request["env"] = env
+        if all_tactics:
+            request["allTactics"] = True
+        return self._request(request, timeout or self.timeout_s)
+
     def _env_for(self, header: str) -> int | None:
         """The environment after ``header`` (``None``: the REPL's empty one)."""
         if not header.strip():
