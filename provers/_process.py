@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 
@@ -32,3 +34,36 @@ def rss_mb(pid: int | None) -> float:
     except (OSError, ValueError, IndexError):
         pass
     return 0.0
+
+
+class ReadTimeout(Exception):
+    """No output before the deadline."""
+
+
+class ReadClosed(Exception):
+    """The pipe was closed under us (a kill from another thread)."""
+
+
+def read_some(proc: subprocess.Popen[bytes], fd: int, deadline: float) -> tuple[bytes, int | None]:
+    """Wait for output of ``proc`` on ``fd`` until ``deadline`` (``time.monotonic``).
+
+    Returns ``(chunk, None)``, or ``(b"", exit status)`` at end of output. Raises
+    :class:`ReadTimeout` past the deadline and :class:`ReadClosed` if the pipe goes away.
+    """
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise ReadTimeout()
+        try:
+            ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(fd, 65536)
+        except (OSError, ValueError):
+            raise ReadClosed() from None
+        if chunk:
+            return chunk, None
+        try:
+            return b"", proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return b"", None

@@ -7,7 +7,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from lemmata.provers.result import FailureMode, Message, VerifyResult
 
-__all__ = ["ProofSession", "StepResult", "Verifier", "path_to", "position_of"]
+__all__ = ["ProofSession", "StepResult", "Verifier", "failed_step", "path_to", "position_of"]
 
 StepStatus = Literal["open", "finished", "error", "timeout", "crash"]
 
@@ -83,3 +83,14 @@ def path_to(states: dict[int, StepResult], state: int) -> list[str]:
         path.append(step.tactic)
         step = states[step.parent]
     return path[::-1]
+
+
+def failed_step(
+    here: StepResult,
+    status: StepStatus,
+    failure: FailureMode,
+    tactic: str | None,
+    messages: tuple[Message, ...] = (),
+) -> StepResult:
+    """What a tactic that failed returns: the state it ran from, with its goals, and why."""
+    return StepResult(here.state, here.goals, status, messages, failure, tactic, here.state)

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import shutil
 import subprocess
 import time
 from dataclasses import dataclass
 
 from lemmata.errors import ToolNotFound
-from lemmata.provers._process import kill_process
+from lemmata.provers._process import ReadClosed, ReadTimeout, kill_process, read_some
 
 __all__ = ["CoqAnswer", "CoqCrashed", "CoqProcess", "CoqTimeout", "coq_version"]
 
@@ -132,22 +131,14 @@ class CoqProcess:
                 return CoqAnswer(
                     text[: m.start()], None if name == "Coq" else name, int(m.group(2))
                 )
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.kill()
-                raise CoqTimeout()
             try:
-                ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
-                if not ready:
-                    continue
-                chunk = os.read(fd, 65536)
-            except (OSError, ValueError):  # closed by a kill from another thread
+                chunk, code = read_some(proc, fd, deadline)
+            except ReadTimeout:
+                self.kill()
+                raise CoqTimeout() from None
+            except ReadClosed:
                 raise CoqCrashed("coqtop was stopped") from None
             if not chunk:
-                try:
-                    code = proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    code = None
                 tail = self._buffer.decode("utf-8", errors="replace")[-300:]
                 self.kill()
                 raise CoqCrashed(f"coqtop exited with status {code}: {tail.strip()}")

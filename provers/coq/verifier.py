@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from lemmata.provers._process import rss_mb
-from lemmata.provers.base import StepResult, path_to, position_of
+from lemmata.provers.base import StepResult, failed_step, path_to, position_of
 from lemmata.provers.coq.output import CoqMessage, parse_assumptions, parse_output
 from lemmata.provers.coq.process import CoqAnswer, CoqCrashed, CoqProcess, CoqTimeout, coq_version
 from lemmata.provers.coq.sentences import Sentence, SentenceError, head_word, split_sentences
@@ -372,14 +372,7 @@ class CoqSession:
             failure = FailureMode(
                 FailureKind.CRASH, f"the session was lost ({self.lost}): open a new one"
             )
-            return StepResult(
-                start,
-                self.states[start].goals,
-                "crash",
-                failure_mode=failure,
-                tactic=tactic,
-                parent=start,
-            )
+            return failed_step(self.states[start], "crash", failure, tactic)
         process = self.verifier.process
         deadline = time.monotonic() + (timeout or self.timeout_s)
         sentence = tactic.strip()
@@ -393,14 +386,7 @@ class CoqSession:
             parts = split_sentences(sentence)
         except SentenceError as exc:
             failure = FailureMode(FailureKind.SYNTAX_ERROR, str(exc), tactic=sentence)
-            return StepResult(
-                start,
-                self.states[start].goals,
-                "error",
-                failure_mode=failure,
-                tactic=sentence,
-                parent=start,
-            )
+            return failed_step(self.states[start], "error", failure, sentence)
         bad = _screen(parts, sentence) or next(
             (
                 FailureMode(
@@ -414,14 +400,7 @@ class CoqSession:
             None,
         )
         if bad is not None:
-            return StepResult(
-                start,
-                self.states[start].goals,
-                "error",
-                failure_mode=bad,
-                tactic=sentence,
-                parent=start,
-            )
+            return failed_step(self.states[start], "error", bad, sentence)
         try:
             if process.state != start:
                 process.send(f"BackTo {start}.", max(0.1, deadline - time.monotonic()))
@@ -434,37 +413,24 @@ class CoqSession:
         except CoqTimeout:
             self.verifier._header = None
             self.lost = "a tactic timed out and coqtop was restarted"
-            return StepResult(
-                start,
-                self.states[start].goals,
+            return failed_step(
+                self.states[start],
                 "timeout",
-                failure_mode=FailureMode(FailureKind.TIMEOUT, "tactic timed out", tactic=sentence),
-                tactic=sentence,
-                parent=start,
+                FailureMode(FailureKind.TIMEOUT, "tactic timed out", tactic=sentence),
+                sentence,
             )
         except CoqCrashed as exc:
             self.verifier._header = None
             self.lost = "coqtop crashed"
-            return StepResult(
-                start,
-                self.states[start].goals,
-                "crash",
-                failure_mode=FailureMode(FailureKind.CRASH, str(exc)),
-                tactic=sentence,
-                parent=start,
+            return failed_step(
+                self.states[start], "crash", FailureMode(FailureKind.CRASH, str(exc)), sentence
             )
         assert parsed is not None
         if parsed.errors:
             err = parsed.errors[0]
             msgs = tuple(Message("error", e.text) for e in parsed.errors)
-            return StepResult(
-                start,
-                self.states[start].goals,
-                "error",
-                msgs,
-                classify_coq(err.text, tactic=sentence),
-                sentence,
-                start,
+            return failed_step(
+                self.states[start], "error", classify_coq(err.text, tactic=sentence), sentence, msgs
             )
         goals = tuple(parsed.goals) if parsed.goals is not None else self.states[start].goals
         status = (

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from lemmata.deps import require_extra
-from lemmata.provers.base import StepResult, path_to
+from lemmata.provers.base import StepResult, failed_step, path_to
 from lemmata.provers.failure import classify_lean
 from lemmata.provers.result import FailureKind, FailureMode, Message
 
@@ -65,44 +65,25 @@ class LeanDojoSession:
         try:
             result = self.dojo.run_tac(self._states[start], tactic)
         except ld.DojoTacticTimeoutError:
-            return StepResult(
-                start,
-                here.goals,
+            return failed_step(
+                here,
                 "timeout",
-                failure_mode=FailureMode(FailureKind.TIMEOUT, "tactic timed out", tactic=tactic),
-                tactic=tactic,
-                parent=start,
+                FailureMode(FailureKind.TIMEOUT, "tactic timed out", tactic=tactic),
+                tactic,
             )
         except ld.DojoCrashError as exc:
-            return StepResult(
-                start,
-                here.goals,
-                "crash",
-                failure_mode=FailureMode(FailureKind.CRASH, str(exc)),
-                tactic=tactic,
-                parent=start,
-            )
+            return failed_step(here, "crash", FailureMode(FailureKind.CRASH, str(exc)), tactic)
         if isinstance(result, ld.LeanError):
             text = str(result.error)
-            return StepResult(
-                start,
-                here.goals,
-                "error",
-                (Message("error", text),),
-                classify_lean(text, tactic=tactic),
-                tactic,
-                start,
+            return failed_step(
+                here, "error", classify_lean(text, tactic=tactic), tactic, (Message("error", text),)
             )
         if isinstance(result, ld.ProofGivenUp):
-            return StepResult(
-                start,
-                here.goals,
+            return failed_step(
+                here,
                 "error",
-                failure_mode=FailureMode(
-                    FailureKind.USES_SORRY, "the tactic gave up", tactic=tactic
-                ),
-                tactic=tactic,
-                parent=start,
+                FailureMode(FailureKind.USES_SORRY, "the tactic gave up", tactic=tactic),
+                tactic,
             )
         if isinstance(result, ld.ProofFinished):
             sid = (

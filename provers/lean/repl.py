@@ -16,9 +16,7 @@ is ``statement_changed``).
 
 from __future__ import annotations
 
-import os
 import re
-import select
 import shutil
 import subprocess
 import time
@@ -27,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from lemmata.errors import ToolNotFound
-from lemmata.provers._process import kill_process, rss_mb
-from lemmata.provers.base import StepResult, path_to
+from lemmata.provers._process import ReadClosed, ReadTimeout, kill_process, read_some, rss_mb
+from lemmata.provers.base import StepResult, failed_step, path_to
 from lemmata.provers.failure import classify_lean
 from lemmata.provers.lean.protocol import (
     CommandResponse,
@@ -173,23 +171,15 @@ class LeanProcess:
         self.requests += 1
         deadline = time.monotonic() + timeout
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.kill()
-                raise LeanTimeout()
             try:
-                ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
-                if not ready:
-                    continue
-                chunk = os.read(fd, 65536)
-            except (OSError, ValueError):  # closed by a kill from another thread
+                chunk, code = read_some(proc, fd, deadline)
+            except ReadTimeout:
+                self.kill()
+                raise LeanTimeout() from None
+            except ReadClosed:
                 raise LeanCrashed("the REPL was stopped") from None
             if not chunk:
                 leftover = list(self._reader.close())
-                try:
-                    code = proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    code = None
                 self.kill()
                 if leftover:
                     return leftover[0]
@@ -502,58 +492,39 @@ class LeanSession:
         here = self.states[start]
         if self.repl.process.starts != self._starts or not self.repl.process.alive:
             failure = FailureMode(FailureKind.CRASH, "the REPL was restarted: open a new session")
-            return StepResult(
-                start, here.goals, "crash", failure_mode=failure, tactic=tactic, parent=start
-            )
+            return failed_step(here, "crash", failure, tactic)
         try:
             reply = self.repl._request(
                 {"tactic": tactic, "proofState": start}, timeout or self.timeout_s
             )
         except LeanTimeout:
-            return StepResult(
-                start,
-                here.goals,
+            return failed_step(
+                here,
                 "timeout",
-                failure_mode=FailureMode(FailureKind.TIMEOUT, "tactic timed out", tactic=tactic),
-                tactic=tactic,
-                parent=start,
+                FailureMode(FailureKind.TIMEOUT, "tactic timed out", tactic=tactic),
+                tactic,
             )
         except LeanCrashed as exc:
-            return StepResult(
-                start,
-                here.goals,
-                "crash",
-                failure_mode=FailureMode(FailureKind.CRASH, str(exc)),
-                tactic=tactic,
-                parent=start,
-            )
+            return failed_step(here, "crash", FailureMode(FailureKind.CRASH, str(exc)), tactic)
         return self.apply(reply, tactic, start)
 
     def apply(self, reply: Any, tactic: str, start: int) -> StepResult:
         """Record the REPL's reply to a tactic (separate so fixtures can drive it)."""
         here = self.states[start]
         if isinstance(reply, ReplError):
-            return StepResult(
-                start,
-                here.goals,
+            return failed_step(
+                here,
                 "error",
-                (Message("error", reply.message),),
                 classify_lean(reply.message, tactic=tactic),
                 tactic,
-                start,
+                (Message("error", reply.message),),
             )
         if not isinstance(reply, TacticResponse):
             raise LeanCrashed("the REPL answered a tactic with a command reply")
         messages = tuple(Message(m.severity, m.text, m.line, m.column) for m in reply.messages)
         if reply.errors:
-            return StepResult(
-                start,
-                here.goals,
-                "error",
-                messages,
-                classify_lean(reply.errors[0].text, tactic=tactic),
-                tactic,
-                start,
+            return failed_step(
+                here, "error", classify_lean(reply.errors[0].text, tactic=tactic), tactic, messages
             )
         status = "finished" if reply.completed else "open"
         if not reply.goals and not reply.completed:
