@@ -7,7 +7,15 @@ from typing import Literal, Protocol, runtime_checkable
 
 from lemmata.provers.result import FailureMode, Message, VerifyResult
 
-__all__ = ["ProofSession", "StepResult", "Verifier", "failed_step", "path_to", "position_of"]
+__all__ = [
+    "ProofSession",
+    "SessionStates",
+    "StepResult",
+    "Verifier",
+    "failed_step",
+    "path_to",
+    "position_of",
+]
 
 StepStatus = Literal["open", "finished", "error", "timeout", "crash"]
 
@@ -94,3 +102,29 @@ def failed_step(
 ) -> StepResult:
     """What a tactic that failed returns: the state it ran from, with its goals, and why."""
     return StepResult(here.state, here.goals, status, messages, failure, tactic, here.state)
+
+
+class SessionStates:
+    """The bookkeeping every :class:`ProofSession` shares: each state reached, by id, and the
+    latest one, which ``run`` starts from when no state is named."""
+
+    def __init__(self, root: StepResult) -> None:
+        self.root = root
+        self.states: dict[int, StepResult] = {root.state: root}
+        self.current = root.state
+
+    def _start(self, state: int | None) -> StepResult:
+        start = self.current if state is None else state
+        if start not in self.states:
+            raise KeyError(f"unknown state {start}; known: {sorted(self.states)}")
+        return self.states[start]
+
+    def _record(self, step: StepResult, *, advance: bool = True) -> StepResult:
+        self.states[step.state] = step
+        if advance:
+            self.current = step.state
+        return step
+
+    def proof_of(self, state: int) -> list[str]:
+        """The tactics that lead from the root to ``state``."""
+        return path_to(self.states, state)

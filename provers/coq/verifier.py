@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from lemmata.provers._process import rss_mb
-from lemmata.provers.base import StepResult, failed_step, path_to, position_of
+from lemmata.provers.base import SessionStates, StepResult, failed_step, position_of
 from lemmata.provers.coq.output import CoqMessage, parse_assumptions, parse_output
 from lemmata.provers.coq.process import CoqAnswer, CoqCrashed, CoqProcess, CoqTimeout, coq_version
 from lemmata.provers.coq.sentences import Sentence, SentenceError, head_word, split_sentences
@@ -349,25 +349,21 @@ class CoqTop:
         return CoqSession(self, name, root, limit)
 
 
-class CoqSession:
+class CoqSession(SessionStates):
     """Tactic-level work on one Coq goal; states are coqtop's own state numbers."""
 
     def __init__(self, verifier: CoqTop, name: str, root: StepResult, timeout_s: float) -> None:
+        super().__init__(root)
         self.verifier = verifier
         self.name = name
-        self.root = root
         self.timeout_s = timeout_s
-        self.states: dict[int, StepResult] = {root.state: root}
-        self.current = root.state
         self.lost: str | None = None
 
     def run(
         self, tactic: str, state: int | None = None, timeout: float | None = None
     ) -> StepResult:
         """Run one tactic sentence from ``state`` (default: the latest)."""
-        start = self.current if state is None else state
-        if start not in self.states:
-            raise KeyError(f"unknown state {start}; known: {sorted(self.states)}")
+        start = self._start(state).state
         if self.lost is not None:
             failure = FailureMode(
                 FailureKind.CRASH, f"the session was lost ({self.lost}): open a new one"
@@ -439,13 +435,7 @@ class CoqSession:
             else "open"
         )
         step = StepResult(answer.state, goals, status, tactic=sentence, parent=start)  # type: ignore[arg-type]
-        self.states[answer.state] = step
-        self.current = answer.state
-        return step
-
-    def proof_of(self, state: int) -> list[str]:
-        """The tactics that lead from the root to ``state``."""
-        return path_to(self.states, state)
+        return self._record(step)
 
     def close(self) -> None:
         process = self.verifier.process

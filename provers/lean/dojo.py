@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from lemmata.deps import require_extra
-from lemmata.provers.base import StepResult, failed_step, path_to
+from lemmata.provers.base import SessionStates, StepResult, failed_step
 from lemmata.provers.failure import classify_lean
 from lemmata.provers.result import FailureKind, FailureMode, Message
 
@@ -30,7 +30,7 @@ def _goals(state: Any) -> tuple[str, ...]:
     return tuple(g for g in text.split("\n\n") if g.strip())
 
 
-class LeanDojoSession:
+class LeanDojoSession(SessionStates):
     """A theorem opened in LeanDojo's ``Dojo``; states are LeanDojo's ``TacticState`` ids."""
 
     def __init__(self, dojo_cm: Any, module: Any) -> None:
@@ -38,9 +38,7 @@ class LeanDojoSession:
         self._ld = module
         self.dojo, init = dojo_cm.__enter__()
         self._states: dict[int, Any] = {init.id: init}
-        self.root = StepResult(init.id, _goals(init), "open")
-        self.states: dict[int, StepResult] = {init.id: self.root}
-        self.current = init.id
+        super().__init__(StepResult(init.id, _goals(init), "open"))
 
     @classmethod
     def open(
@@ -57,10 +55,8 @@ class LeanDojoSession:
     def run(
         self, tactic: str, state: int | None = None, timeout: float | None = None
     ) -> StepResult:
-        start = self.current if state is None else state
-        if start not in self._states:
-            raise KeyError(f"unknown state {start}; known: {sorted(self._states)}")
-        here = self.states[start]
+        here = self._start(state)
+        start = here.state
         ld = self._ld
         try:
             result = self.dojo.run_tac(self._states[start], tactic)
@@ -95,13 +91,7 @@ class LeanDojoSession:
             sid = result.id
             step = StepResult(sid, _goals(result), "open", tactic=tactic, parent=start)
         self._states.setdefault(sid, result)
-        self.states[sid] = step
-        self.current = sid
-        return step
-
-    def proof_of(self, state: int) -> list[str]:
-        """The tactics that lead from the root to ``state``."""
-        return path_to(self.states, state)
+        return self._record(step)
 
     def close(self) -> None:
         self._cm.__exit__(None, None, None)

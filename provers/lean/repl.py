@@ -26,7 +26,7 @@ from typing import Any
 
 from lemmata.errors import ToolNotFound
 from lemmata.provers._process import ReadClosed, ReadTimeout, kill_process, read_some, rss_mb
-from lemmata.provers.base import StepResult, failed_step, path_to
+from lemmata.provers.base import SessionStates, StepResult, failed_step
 from lemmata.provers.failure import classify_lean
 from lemmata.provers.lean.protocol import (
     CommandResponse,
@@ -471,25 +471,21 @@ class _HeaderFailed(Exception):
         self.message = message
 
 
-class LeanSession:
+class LeanSession(SessionStates):
     """Tactic mode: every ``proofState`` the REPL hands out stays usable, so backtracking is
     running from an earlier one."""
 
     def __init__(self, repl: LeanRepl, root: StepResult, timeout_s: float) -> None:
+        super().__init__(root)
         self.repl = repl
-        self.root = root
         self.timeout_s = timeout_s
-        self.states: dict[int, StepResult] = {root.state: root}
-        self.current = root.state
         self._starts = repl.process.starts
 
     def run(
         self, tactic: str, state: int | None = None, timeout: float | None = None
     ) -> StepResult:
-        start = self.current if state is None else state
-        if start not in self.states:
-            raise KeyError(f"unknown state {start}; known: {sorted(self.states)}")
-        here = self.states[start]
+        here = self._start(state)
+        start = here.state
         if self.repl.process.starts != self._starts or not self.repl.process.alive:
             failure = FailureMode(FailureKind.CRASH, "the REPL was restarted: open a new session")
             return failed_step(here, "crash", failure, tactic)
@@ -531,16 +527,9 @@ class LeanSession:
             # "Incomplete: contains metavariable(s)" / "contains sorry": no goals, not a proof.
             failure = classify_lean(reply.proof_status or "incomplete", tactic=tactic)
             step = StepResult(reply.proof_state, (), "error", messages, failure, tactic, start)
-            self.states[reply.proof_state] = step
-            return step
+            return self._record(step, advance=False)
         step = StepResult(reply.proof_state, reply.goals, status, messages, None, tactic, start)  # type: ignore[arg-type]
-        self.states[reply.proof_state] = step
-        self.current = reply.proof_state
-        return step
-
-    def proof_of(self, state: int) -> list[str]:
-        """The tactics that lead from the root to ``state``."""
-        return path_to(self.states, state)
+        return self._record(step)
 
     def close(self) -> None:
         """Proof states cost memory in the REPL but are freed with its process."""
