@@ -1,0 +1,1 @@
+"""WZ: Zeilberger certificates, symbolic proofs of identities, Lean sketches."""
