@@ -236,10 +236,26 @@ def prove(
             "--ray", help="Run the workers on Ray: 'local' (start one here), 'auto' or an address."
         ),
     ] = None,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method", help="'check' (verify or search proofs) or 'wz' (prove sum identities)."
+        ),
+    ] = "check",
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out-dir", help="With --method wz: results.jsonl and lean/*.lean go here."),
+    ] = None,
 ) -> None:
-    """Check or search proofs for a batch of theorems; exit 0 when the run completed."""
+    """Check or search proofs for a batch of theorems (or prove sum identities with --method wz);
+    exit 0 when the run completed."""
     from lemmata.provers import BACKENDS, make_verifier, read_theorems, run_batch
 
+    if method == "wz":
+        _prove_wz(file, out_dir or Path("wz-results"), timeout, resume, as_json)
+        return
+    if method != "check":
+        raise typer.BadParameter("choose 'check' or 'wz'", param_hint="--method")
     if backend not in BACKENDS:
         raise typer.BadParameter(f"choose one of {', '.join(BACKENDS)}", param_hint="--backend")
     if not file.is_file():
@@ -316,6 +332,89 @@ def prove(
         title=f"{file.name}: {backend}, {workers} worker(s){where}",
         bad_lines=len(problems),
         out=str(out),
+    )
+
+
+def _prove_wz(
+    file: Path, out_dir: Path, timeout: float | None, resume: bool, as_json: bool
+) -> None:
+    """``lemmata prove FILE --method wz``: Zeilberger proofs, no LLM, all in this process."""
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from lemmata.provers.wz.identity import read_identities
+    from lemmata.provers.wz.runner import run_wz
+
+    if not file.is_file():
+        raise typer.BadParameter(f"no such file: {file}", param_hint="FILE")
+    try:
+        identities, problems = read_identities(file)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise typer.BadParameter(f"cannot read {file}: {exc}", param_hint="FILE") from None
+    err = _console(stderr=True)
+    for line, message in problems:
+        err.print(
+            f"[yellow]{escape(str(file))}:{line}[/]: {escape(message)}, skipped",
+            highlight=False,
+            soft_wrap=True,
+        )
+    progress = Progress(
+        TextColumn("[bold]wz[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[last]}"),
+        TimeElapsedColumn(),
+        console=err,
+        disable=as_json and not err.is_terminal,
+    )
+    with progress:
+        task = progress.add_task("wz", total=len(identities), last="")
+        summary = run_wz(
+            identities,
+            out_dir,
+            resume=resume,
+            timeout_s=timeout or 60.0,
+            on_result=lambda r: progress.update(task, advance=1, last=f"{r.id}: {r.verdict}"),
+        )
+    report = summary.to_dict() | {
+        "out_dir": str(out_dir),
+        "input_problems": [f"line {n}: {m}" for n, m in problems],
+    }
+    if as_json:
+        typer.echo(json.dumps(report))
+        return
+    table = Table(title=f"{file.name}: WZ (Zeilberger, no LLM)")
+    for column in (
+        "identities",
+        "proved",
+        "refuted",
+        "rec-only",
+        "not-hyper",
+        "failed",
+        "done",
+        "bad",
+        "s",
+    ):
+        table.add_column(column, justify="right")
+    c = summary.counts
+    table.add_row(
+        str(summary.total),
+        str(c["proved"]),
+        str(c["refuted"]),
+        str(c["recurrence-only"]),
+        str(c["not-hypergeometric"]),
+        str(c["failed"]),
+        str(summary.skipped),
+        str(len(problems)),
+        f"{summary.elapsed_s:.1f}",
+    )
+    console = _console()
+    console.print(table)
+    console.print(
+        f"results: {escape(str(out_dir / 'results.jsonl'))}; Lean sketches: {len(summary.lean_files)} "
+        f"in {escape(str(out_dir / 'lean'))}",
+        highlight=False,
     )
 
 

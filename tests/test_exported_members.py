@@ -34,6 +34,12 @@ PACKAGES = [
     "lemmata.provers.shell",
     "lemmata.provers.ray_workers",
     "lemmata.provers.lean.dojo",
+    "lemmata.provers.wz",
+    "lemmata.provers.wz.identity",
+    "lemmata.provers.wz.prove",
+    "lemmata.provers.wz.zeilberger",
+    "lemmata.provers.wz.lean_sketch",
+    "lemmata.provers.wz.runner",
 ]
 
 

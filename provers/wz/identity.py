@@ -17,6 +17,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from tokenize import TokenError
 from typing import Any
 
 import sympy as sp
@@ -95,7 +96,15 @@ def _parse(text: str, ident: str, field: str, local: dict[str, Any]) -> sp.Expr:
             transformations=standard_transformations,
             evaluate=True,
         )
-    except (SyntaxError, TypeError, ValueError, AttributeError, NameError, sp.SympifyError) as exc:
+    except (
+        SyntaxError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        NameError,
+        TokenError,
+        sp.SympifyError,
+    ) as exc:
         raise IdentityError(f"identity {ident!r}: field {field!r} does not parse: {exc}") from None
 
 
@@ -131,6 +140,10 @@ def parse_identity(data: Any, line: int | None = None) -> WZIdentity:
     n_min = data["n_min"]
     if isinstance(n_min, bool) or not isinstance(n_min, int):
         raise IdentityError(f"identity {ident!r}: field 'n_min' must be an integer")
+    if n_min < 0:
+        raise IdentityError(
+            f"identity {ident!r}: field 'n_min' must be 0 or more (n ranges over naturals)"
+        )
     local = {"n": N}
     lhs = _parse(data["lhs"], ident, "lhs", local)
     if not isinstance(lhs, sp.Sum) or len(lhs.limits) != 1:

@@ -1,0 +1,99 @@
+"""The WZ batch: ``lemmata prove FILE --method wz``.
+
+Each identity's result is appended to ``OUT_DIR/results.jsonl`` as soon as it is known (so an
+interrupted run keeps what it finished, and ``resume`` skips it); each ``proved`` identity also
+gets a Lean 4 sketch in ``OUT_DIR/lean/ID.lean``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lemmata.provers.wz.identity import WZIdentity
+from lemmata.provers.wz.prove import WZResult, prove_identity
+
+__all__ = ["WZSummary", "run_wz"]
+
+
+@dataclass
+class WZSummary:
+    total: int = 0
+    skipped: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    elapsed_s: float = 0.0
+    lean_files: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "skipped_already_done": self.skipped,
+            **dict(self.counts),
+            "elapsed_s": round(self.elapsed_s, 3),
+            "lean_files": self.lean_files,
+        }
+
+
+def _safe_name(ident: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", ident)[:120] or "identity"
+
+
+def _done_ids(path: Path) -> set[str]:
+    done = set()
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                done.add(str(json.loads(line)["id"]))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue
+    return done
+
+
+def run_wz(
+    identities: Iterable[WZIdentity],
+    out_dir: Path,
+    *,
+    resume: bool = False,
+    max_order: int = 3,
+    timeout_s: float = 60.0,
+    lean: bool = True,
+    on_result: Callable[[WZResult], None] | None = None,
+) -> WZSummary:
+    """Prove each identity; see the module docstring."""
+    started = time.monotonic()
+    items = list(identities)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results_path = out_dir / "results.jsonl"
+    done = _done_ids(results_path) if resume else set()
+    if not resume and results_path.exists():
+        results_path.unlink()
+    summary = WZSummary(total=len(items), skipped=sum(1 for i in items if i.id in done))
+    with results_path.open("a", encoding="utf-8") as sink:
+        for ident in items:
+            if ident.id in done:
+                continue
+            result = prove_identity(ident, max_order=max_order, timeout_s=timeout_s)
+            record = result.to_dict()
+            if lean and result.verdict == "proved":
+                from lemmata.provers.wz.lean_sketch import lean_sketch
+
+                path = out_dir / "lean" / f"{_safe_name(ident.id)}.lean"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(lean_sketch(ident, result), encoding="utf-8")
+                record["lean_file"] = str(path)
+                summary.lean_files.append(str(path))
+            sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+            sink.flush()
+            os.fsync(sink.fileno())
+            summary.counts[result.verdict] += 1
+            if on_result:
+                on_result(result)
+    summary.elapsed_s = time.monotonic() - started
+    return summary
