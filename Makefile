@@ -14,9 +14,11 @@ export TOKENIZERS_PARALLELISM := false
 setup:
 	@scripts/setup.sh dev,ray
 
-# The main job on embedded defaults: the batch proof runner on the bundled Coq suite
-# (no LLM, no network): given proofs are checked, the rest found by the tactic portfolio.
+# The main job on embedded defaults (no LLM, no network): the batch proof runner on the bundled
+# identity suite (Zeilberger certificates, checked proofs, Lean 4 sketches), then on the
+# bundled Coq suite (given proofs checked, the rest found by the tactic portfolio).
 demo: setup
+	$(BIN)/lemmata prove provers/suites/wz_identities.jsonl --method wz --out-dir out/wz
 	$(BIN)/lemmata prove provers/suites/coq_basic.jsonl --backend coq --workers 2 \
 		--out out/coq_basic.results.jsonl
 

@@ -252,7 +252,9 @@ def prove(
     from lemmata.provers import BACKENDS, make_verifier, read_theorems, run_batch
 
     if method == "wz":
-        _prove_wz(file, out_dir or Path("wz-results"), timeout, resume, as_json)
+        _prove_wz(
+            _state(ctx).settings, file, out_dir or Path("wz-results"), timeout, resume, as_json
+        )
         return
     if method != "check":
         raise typer.BadParameter("choose 'check' or 'wz'", param_hint="--method")
@@ -336,7 +338,12 @@ def prove(
 
 
 def _prove_wz(
-    file: Path, out_dir: Path, timeout: float | None, resume: bool, as_json: bool
+    settings: Settings,
+    file: Path,
+    out_dir: Path,
+    timeout: float | None,
+    resume: bool,
+    as_json: bool,
 ) -> None:
     """``lemmata prove FILE --method wz``: Zeilberger proofs, no LLM, all in this process."""
     from rich.markup import escape
@@ -359,6 +366,18 @@ def _prove_wz(
             highlight=False,
             soft_wrap=True,
         )
+    from lemmata.errors import ToolNotFound
+    from lemmata.llm import get_model
+    from lemmata.provers import make_verifier
+
+    lean_verifier: Any = None
+    why = ""
+    try:
+        lean_verifier = make_verifier("lean", settings)
+    except ToolNotFound as exc:
+        why = f"not checked: {exc}"
+    # The model only helps once Lean can say which obligations are open.
+    model = get_model(settings) if lean_verifier is not None else None
     progress = Progress(
         TextColumn("[bold]wz[/]"),
         BarColumn(),
@@ -375,16 +394,24 @@ def _prove_wz(
             out_dir,
             resume=resume,
             timeout_s=timeout or 60.0,
+            lean_verifier=lean_verifier,
+            lean_unavailable=why,
+            model=model,
             on_result=lambda r: progress.update(task, advance=1, last=f"{r.id}: {r.verdict}"),
         )
+    if lean_verifier is not None:
+        lean_verifier.close()
     report = summary.to_dict() | {
         "out_dir": str(out_dir),
         "input_problems": [f"line {n}: {m}" for n, m in problems],
+        "lean": "checked" if lean_verifier is not None else why,
     }
     if as_json:
         typer.echo(json.dumps(report))
         return
-    table = Table(title=f"{file.name}: WZ (Zeilberger, no LLM)")
+    table = Table(
+        title=f"{file.name}: WZ (Zeilberger" + (f", obligations to {model.name})" if model else ")")
+    )
     for column in (
         "identities",
         "proved",
@@ -411,6 +438,8 @@ def _prove_wz(
     )
     console = _console()
     console.print(table)
+    if lean_verifier is None and summary.lean_files:
+        console.print(f"Lean sketches written, {escape(why)}", highlight=False)
     console.print(
         f"results: {escape(str(out_dir / 'results.jsonl'))}; Lean sketches: {len(summary.lean_files)} "
         f"in {escape(str(out_dir / 'lean'))}",

@@ -40,6 +40,7 @@ PACKAGES = [
     "lemmata.provers.wz.zeilberger",
     "lemmata.provers.wz.lean_sketch",
     "lemmata.provers.wz.runner",
+    "lemmata.provers.wz.discharge",
 ]
 
 

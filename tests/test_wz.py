@@ -180,3 +180,110 @@ def test_cli_runs_a_batch_with_bad_lines_and_resumes(tmp_path: Path) -> None:
         "prove", str(path), "--method", "wz", "--out-dir", str(out), "--resume", "--json"
     )
     assert json.loads(again.stdout)["skipped_already_done"] == 2
+
+
+def test_open_obligations_go_to_the_model_one_at_a_time(tmp_path: Path) -> None:
+    """WZ-LLM with a ScriptedModel and the Lean replay program answering in the REPL's format."""
+    from lemmata.llm import ScriptedModel
+    from lemmata.provers.lean import LeanRepl
+    from lemmata.provers.wz.discharge import discharge
+
+    ident = next(i for i in IDENTITIES if i.id == "binomial_row_sum")
+    sketch = lean_sketch(ident, prove_identity(ident))
+    tele = next(
+        i for i, line in enumerate(sketch.splitlines(), 1) if line.startswith("lemma telescope")
+    )
+
+    def warn(line: int, text: str, severity: str = "warning") -> dict:
+        return {
+            "severity": severity,
+            "pos": {"line": line, "column": 0},
+            "endPos": {"line": line, "column": 5},
+            "data": text,
+        }
+
+    replies = tmp_path / "replies.expected.out"
+    replies.write_text(
+        "\n\n".join(
+            json.dumps(o)
+            for o in [
+                {
+                    "env": 0,
+                    "messages": [warn(tele, "declaration uses 'sorry'")],
+                },  # the sketch as written
+                {
+                    "env": 1,
+                    "messages": [warn(tele + 2, "unknown identifier 'foo'", "error")],
+                },  # after `exact foo`
+                {"env": 2, "messages": []},  # after the good proof
+            ]
+        )
+        + "\n"
+    )
+    repl = LeanRepl([sys.executable, str(Path(__file__).with_name("lean_replay.py")), str(replies)])
+    model = ScriptedModel(
+        ['{"proof": "sorry"}', '{"proof": "exact foo"}', '{"proof": "rw [Finset.sum_range_sub]"}'],
+        label="wz-llm-test",
+    )
+    new_sketch, report = discharge(sketch, repl, model, budget=10)
+    repl.close()
+    assert report.before["telescope"] == "sorry" and report.after["telescope"] == "closed"
+    assert report.closed_by_model == ["telescope"] and report.calls == 3
+    assert any("refused" in note for note in report.notes)  # the `sorry` reply never reached Lean
+    assert "rw [Finset.sum_range_sub]" in new_sketch and "exact foo" not in new_sketch
+    asked = model.requests[1][-1]["content"]
+    assert "lemma telescope" in asked and "declaration uses 'sorry'" in asked
+    assert "unknown identifier 'foo'" in model.requests[2][-1]["content"]  # Lean's words fed back
+
+
+def test_the_model_budget_is_respected(tmp_path: Path) -> None:
+    from lemmata.llm import ScriptedModel
+    from lemmata.provers.lean import LeanRepl
+    from lemmata.provers.wz.discharge import discharge
+
+    ident = next(i for i in IDENTITIES if i.id == "gauss")
+    sketch = lean_sketch(ident, prove_identity(ident))
+    starts = [
+        i for i, line in enumerate(sketch.splitlines(), 1) if line.startswith(("lemma", "theorem"))
+    ]
+    msg = [
+        {
+            "severity": "warning",
+            "pos": {"line": s, "column": 0},
+            "endPos": {"line": s, "column": 1},
+            "data": "declaration uses 'sorry'",
+        }
+        for s in starts
+    ]
+    replies = tmp_path / "r.expected.out"
+    replies.write_text(
+        "\n\n".join(json.dumps({"env": i, "messages": msg}) for i in range(10)) + "\n"
+    )
+    repl = LeanRepl([sys.executable, str(Path(__file__).with_name("lean_replay.py")), str(replies)])
+    model = ScriptedModel({"*": '{"proof": "simp"}'})
+    _, report = discharge(sketch, repl, model, budget=4, attempts_per_obligation=2)
+    repl.close()
+    assert report.calls == 4 and "budget of 4 model calls spent" in report.notes
+    assert report.closed_by_model == []
+
+
+def test_batch_checks_sketches_with_lean_and_labels_a_scripted_model(tmp_path: Path) -> None:
+    from lemmata.llm import ScriptedModel
+    from lemmata.provers.lean import LeanRepl
+    from lemmata.provers.wz.runner import run_wz
+
+    ident = next(i for i in IDENTITIES if i.id == "gauss")
+    replies = tmp_path / "r.expected.out"
+    replies.write_text(json.dumps({"env": 0, "messages": []}) + "\n")  # Lean accepts the sketch
+    repl = LeanRepl([sys.executable, str(Path(__file__).with_name("lean_replay.py")), str(replies)])
+    summary = run_wz(
+        [ident], tmp_path / "out", lean_verifier=repl, model=ScriptedModel([], label="t")
+    )
+    repl.close()
+    record = json.loads((tmp_path / "out" / "results.jsonl").read_text())
+    assert record["lean"]["checked"] is True and record["lean"]["model"] == "scripted:t [scripted]"
+    assert (
+        set(record["lean"]["obligations"].values()) == {"closed"}
+        and record["lean"]["model_calls"] == 0
+    )
+    assert summary.lean_files == [record["lean_file"]]

@@ -56,6 +56,24 @@ def _done_ids(path: Path) -> set[str]:
     return done
 
 
+def _lean_check(sketch: str, verifier: Any, model: Any, budget: int) -> tuple[str, dict[str, Any]]:
+    from lemmata.provers.wz.discharge import _check, discharge
+
+    if model is None:
+        report, _ = _check(verifier, sketch)
+        return sketch, {"checked": True, "obligations": report, "model": None}
+    sketch, rep = discharge(sketch, verifier, model, budget=budget)
+    label = f"{model.name} [scripted]" if getattr(model, "is_scripted", False) else model.name
+    return sketch, {
+        "checked": True,
+        "obligations": rep.after,
+        "model": label,
+        "model_calls": rep.calls,
+        "closed_by_model": rep.closed_by_model,
+        "notes": rep.notes,
+    }
+
+
 def run_wz(
     identities: Iterable[WZIdentity],
     out_dir: Path,
@@ -64,9 +82,18 @@ def run_wz(
     max_order: int = 3,
     timeout_s: float = 60.0,
     lean: bool = True,
+    lean_verifier: Any = None,
+    lean_unavailable: str = "no Lean verifier was given",
+    model: Any = None,
+    model_budget: int = 20,
     on_result: Callable[[WZResult], None] | None = None,
 ) -> WZSummary:
-    """Prove each identity; see the module docstring."""
+    """Prove each identity; see the module docstring.
+
+    With ``lean_verifier`` (a :class:`~lemmata.provers.lean.LeanRepl`) each sketch is checked
+    and the record says which obligations Lean closed; with a ``model`` too, the open ones go
+    to it (:func:`~lemmata.provers.wz.discharge.discharge`) within ``model_budget`` calls.
+    """
     started = time.monotonic()
     items = list(identities)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -86,7 +113,11 @@ def run_wz(
 
                 path = out_dir / "lean" / f"{_safe_name(ident.id)}.lean"
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(lean_sketch(ident, result), encoding="utf-8")
+                sketch = lean_sketch(ident, result)
+                record["lean"] = {"checked": False, "why": lean_unavailable}
+                if lean_verifier is not None:
+                    sketch, record["lean"] = _lean_check(sketch, lean_verifier, model, model_budget)
+                path.write_text(sketch, encoding="utf-8")
                 record["lean_file"] = str(path)
                 summary.lean_files.append(str(path))
             sink.write(json.dumps(record, ensure_ascii=False) + "\n")
