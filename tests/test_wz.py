@@ -287,3 +287,10 @@ def test_batch_checks_sketches_with_lean_and_labels_a_scripted_model(tmp_path: P
         and record["lean"]["model_calls"] == 0
     )
     assert summary.lean_files == [record["lean_file"]]
+
+
+def test_wz_pairs_are_the_fast_path() -> None:
+    by_id = {i.id: i for i in IDENTITIES}
+    assert prove_identity(by_id["binomial_squares"]).recurrence.method == "wz-pair"
+    assert prove_identity(by_id["vandermonde"]).recurrence.method == "wz-pair"
+    assert prove_identity(by_id["franel"]).recurrence.method == "zeilberger"  # no rhs: no pair

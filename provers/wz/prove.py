@@ -35,7 +35,13 @@ from typing import Any
 import sympy as sp
 
 from lemmata.provers.wz.identity import N, WZIdentity
-from lemmata.provers.wz.zeilberger import NotHypergeometric, Recurrence, shift_ratio, zeilberger
+from lemmata.provers.wz.zeilberger import (
+    NotHypergeometric,
+    Recurrence,
+    shift_ratio,
+    wz_pair,
+    zeilberger,
+)
 
 __all__ = ["Check", "WZResult", "prove_identity"]
 
@@ -68,6 +74,7 @@ class WZResult:
             "verdict": self.verdict,
             "reason": self.reason,
             "order": rec.order if rec else None,
+            "method": rec.method if rec else None,
             "recurrence": [str(c) for c in rec.coeffs] if rec else None,
             "recurrence_rhs": None if self.inhomogeneous is None else str(self.inhomogeneous),
             "certificate": str(sp.factor(rec.certificate)) if rec else None,
@@ -128,8 +135,12 @@ def prove_identity(
                 return done("refuted", f"the sides differ at n = {n0}")
         shown = f"n = {ident.n_min}..{ident.n_min + spot_checks - 1}"
         result.checks.append(Check("spot-checks", True, f"exact equality at {shown}"))
+    recurrence = None
+    if ident.rhs is not None and ident.rhs != 0:
+        recurrence = wz_pair(F, ident.rhs, N, k)  # the first-order fast path
     try:
-        recurrence = zeilberger(F, N, k, max_order=max_order, deadline=started + timeout_s)
+        if recurrence is None:
+            recurrence = zeilberger(F, N, k, max_order=max_order, deadline=started + timeout_s)
     except NotHypergeometric as exc:
         return done("not-hypergeometric", str(exc))
     if recurrence is None:

@@ -26,7 +26,7 @@ import sympy as sp
 from sympy.concrete.gosper import gosper_normal
 from sympy.polys.matrices import DomainMatrix
 
-__all__ = ["NotHypergeometric", "Recurrence", "gosper", "shift_ratio", "zeilberger"]
+__all__ = ["NotHypergeometric", "Recurrence", "gosper", "shift_ratio", "wz_pair", "zeilberger"]
 
 
 class NotHypergeometric(ValueError):
@@ -41,6 +41,7 @@ class Recurrence:
     certificate: sp.Expr
     order: int
     seconds: float
+    method: str = "zeilberger"
 
     def as_text(self, name: str = "S", rhs: sp.Expr | int = 0) -> str:
         """``(a_0)*S(n) + (a_1)*S(n+1) + ... = rhs``."""
@@ -192,3 +193,42 @@ def zeilberger(
         certificate = sp.cancel(part * common / lcm)
         return Recurrence(tuple(coeffs), certificate, order, time.monotonic() - started)
     return None
+
+
+def wz_pair(summand: sp.Expr, rhs: sp.Expr, n: sp.Symbol, k: sp.Symbol) -> Recurrence | None:
+    """The first-order fast path: a WZ pair for ``F = summand / rhs``.
+
+    Gosper on ``F(n+1, k) - F(n, k)`` (one fixed-coefficient problem, no unknown ``a_i``); if
+    it succeeds, ``sum_k F(n, k)`` is constant. Returned in the summand's own terms:
+    ``rhs(n+1)/rhs(n) * S(n) - S(n+1) = ...``, cleared of denominators, with the certificate
+    ``R = R_wz * rhs(n+1) / rhs(n)``. ``None`` when there is no such pair (or the rhs is not
+    hypergeometric in ``n``).
+    """
+    started = time.monotonic()
+    variables = tuple(sorted(summand.free_symbols | rhs.free_symbols | {n, k}, key=str))
+    try:
+        rk = shift_ratio(summand, k, variables)
+        rn = shift_ratio(summand, n, variables)
+        rhs_ratio = shift_ratio(rhs, n, variables)
+    except NotHypergeometric:
+        return None
+    if rhs_ratio == 0:
+        return None
+    u1 = sp.cancel(rn / rhs_ratio)  # F(n+1, k) / F(n, k) for the normalised F
+    num, den = sp.fraction(u1)
+    lcm = den if den.has(k) else sp.Integer(1)
+    pieces = [sp.cancel(-lcm), sp.cancel(num * lcm / den)]
+    ratio_s = sp.cancel(rk * lcm / lcm.subs(k, k + 1))
+    found = _solve(
+        k, _domain(sp.Add(ratio_s, *pieces), k), ratio_s, pieces, [sp.Integer(1), sp.Integer(1)]
+    )
+    if found is None:
+        return None
+    _, part = found
+    r_wz = sp.cancel(part / lcm)
+    # Back to the summand: a_1 S(n+1) + a_0 S(n), with a_1 = 1, a_0 = -rhs(n+1)/rhs(n).
+    a0, a1 = sp.cancel(-rhs_ratio), sp.Integer(1)
+    common = sp.lcm(sp.fraction(a0)[1], sp.Integer(1))
+    coeffs = (sp.factor(sp.cancel(a0 * common)), sp.factor(sp.cancel(a1 * common)))
+    certificate = sp.cancel(r_wz * rhs_ratio * common)
+    return Recurrence(coeffs, certificate, 1, time.monotonic() - started, method="wz-pair")
