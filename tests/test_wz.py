@@ -294,3 +294,17 @@ def test_wz_pairs_are_the_fast_path() -> None:
     assert prove_identity(by_id["binomial_squares"]).recurrence.method == "wz-pair"
     assert prove_identity(by_id["vandermonde"]).recurrence.method == "wz-pair"
     assert prove_identity(by_id["franel"]).recurrence.method == "zeilberger"  # no rhs: no pair
+
+
+def test_an_identity_past_its_time_limit_is_stopped_and_the_batch_goes_on(tmp_path: Path) -> None:
+    from lemmata.provers.wz.runner import run_wz
+
+    by_id = {i.id: i for i in IDENTITIES}
+    batch = [by_id["apery"], by_id["gauss"]]  # the Apéry recurrence takes about a second here
+    summary = run_wz(batch, tmp_path / "out", timeout_s=0.01, grace_s=0.2, lean=False)
+    rows = [
+        json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+    ]
+    assert rows[0]["verdict"] == "failed" and "worker stopped" in rows[0]["reason"]
+    assert rows[1]["verdict"] == "proved"
+    assert summary.counts == {"failed": 1, "proved": 1}

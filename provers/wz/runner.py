@@ -8,6 +8,7 @@ gets a Lean 4 sketch in ``OUT_DIR/lean/ID.lean``.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import re
 import time
@@ -56,6 +57,58 @@ def _done_ids(path: Path) -> set[str]:
     return done
 
 
+class _InlineProver:
+    def __init__(self, max_order: int, timeout_s: float, grace_s: float = 5.0) -> None:
+        self.max_order, self.timeout_s, self.grace_s = max_order, timeout_s, grace_s
+
+    def __enter__(self) -> _InlineProver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def prove(self, ident: WZIdentity) -> WZResult:
+        return prove_identity(ident, max_order=self.max_order, timeout_s=self.timeout_s)
+
+
+def _prove_in_worker(ident: WZIdentity, max_order: int, timeout_s: float) -> WZResult:
+    return prove_identity(ident, max_order=max_order, timeout_s=timeout_s)
+
+
+class _IsolatedProver(_InlineProver):
+    """One worker process (forked, so SymPy is loaded once), replaced after a time-out."""
+
+    def __enter__(self) -> _IsolatedProver:
+        self._pool: Any = None
+        return self
+
+    def _worker(self) -> Any:
+        if self._pool is None:
+            self._pool = multiprocessing.get_context("fork").Pool(processes=1)
+        return self._pool
+
+    def prove(self, ident: WZIdentity) -> WZResult:
+        job = self._worker().apply_async(_prove_in_worker, (ident, self.max_order, self.timeout_s))
+        try:
+            # prove_identity watches the limit between steps; the margin covers one long step.
+            return job.get(timeout=self.timeout_s + self.grace_s)
+        except multiprocessing.TimeoutError:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
+            return WZResult(
+                ident.id,
+                "failed",
+                reason=f"no verdict within {self.timeout_s:g}s (worker stopped)",
+                elapsed_s=self.timeout_s + 5,
+            )
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+
+
 def _lean_check(sketch: str, verifier: Any, model: Any, budget: int) -> tuple[str, dict[str, Any]]:
     from lemmata.provers.wz.discharge import _check, discharge
 
@@ -86,6 +139,8 @@ def run_wz(
     lean_unavailable: str = "no Lean verifier was given",
     model: Any = None,
     model_budget: int = 20,
+    isolate: bool = True,
+    grace_s: float = 5.0,
     on_result: Callable[[WZResult], None] | None = None,
 ) -> WZSummary:
     """Prove each identity; see the module docstring.
@@ -93,6 +148,9 @@ def run_wz(
     With ``lean_verifier`` (a :class:`~lemmata.provers.lean.LeanRepl`) each sketch is checked
     and the record says which obligations Lean closed; with a ``model`` too, the open ones go
     to it (:func:`~lemmata.provers.wz.discharge.discharge`) within ``model_budget`` calls.
+    With ``isolate`` (the default) each identity is proved in a worker process that is killed
+    when it runs past ``timeout_s`` (SymPy can take unbounded time on some inputs); the
+    identity is then ``failed`` with that reason and the batch goes on.
     """
     started = time.monotonic()
     items = list(identities)
@@ -102,11 +160,14 @@ def run_wz(
     if not resume and results_path.exists():
         results_path.unlink()
     summary = WZSummary(total=len(items), skipped=sum(1 for i in items if i.id in done))
-    with results_path.open("a", encoding="utf-8") as sink:
+    prover = (
+        _IsolatedProver(max_order, timeout_s) if isolate else _InlineProver(max_order, timeout_s)
+    )
+    with prover, results_path.open("a", encoding="utf-8") as sink:
         for ident in items:
             if ident.id in done:
                 continue
-            result = prove_identity(ident, max_order=max_order, timeout_s=timeout_s)
+            result = prover.prove(ident)
             record = result.to_dict()
             if lean and result.verdict == "proved":
                 from lemmata.provers.wz.lean_sketch import lean_sketch
