@@ -302,7 +302,7 @@ def test_an_identity_past_its_time_limit_is_stopped_and_the_batch_goes_on(tmp_pa
     by_id = {i.id: i for i in IDENTITIES}
     # A limit no proof can meet: the worker is stopped, a new one takes the next identity.
     summary = run_wz(
-        [by_id["apery"], by_id["gauss"]], tmp_path / "a", timeout_s=0.001, grace_s=0.0, lean=False
+        [by_id["dixon"], by_id["gauss"]], tmp_path / "a", timeout_s=0.001, grace_s=0.0, lean=False
     )
     rows = [
         json.loads(line) for line in (tmp_path / "a" / "results.jsonl").read_text().splitlines()
