@@ -160,9 +160,7 @@ def run_wz(
     if not resume and results_path.exists():
         results_path.unlink()
     summary = WZSummary(total=len(items), skipped=sum(1 for i in items if i.id in done))
-    prover = (
-        _IsolatedProver(max_order, timeout_s) if isolate else _InlineProver(max_order, timeout_s)
-    )
+    prover = (_IsolatedProver if isolate else _InlineProver)(max_order, timeout_s, grace_s)
     with prover, results_path.open("a", encoding="utf-8") as sink:
         for ident in items:
             if ident.id in done:
