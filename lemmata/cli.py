@@ -266,15 +266,10 @@ def prove(
         theorems, problems = read_theorems(file)
     except (OSError, UnicodeDecodeError) as exc:
         raise typer.BadParameter(f"cannot read {file}: {exc}", param_hint="FILE") from None
-    from rich.markup import escape
+    from lemmata.provers.report import print_input_problems
 
     err = _console(stderr=True)
-    for problem in problems:
-        err.print(
-            f"[yellow]{escape(str(file))}:{problem.line}[/]: {escape(problem.message)}, skipped",
-            highlight=False,
-            soft_wrap=True,
-        )
+    print_input_problems(err, str(file), [(p.line, p.message) for p in problems])
     settings = _state(ctx).settings
     limit = timeout or settings.verifier_timeout_s
     if ray is None:
@@ -348,8 +343,8 @@ def _prove_wz(
     """``lemmata prove FILE --method wz``: Zeilberger proofs, no LLM, all in this process."""
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
 
+    from lemmata.provers.report import print_counts, print_input_problems
     from lemmata.provers.wz.identity import read_identities
     from lemmata.provers.wz.runner import run_wz
 
@@ -360,12 +355,7 @@ def _prove_wz(
     except (OSError, UnicodeDecodeError) as exc:
         raise typer.BadParameter(f"cannot read {file}: {exc}", param_hint="FILE") from None
     err = _console(stderr=True)
-    for line, message in problems:
-        err.print(
-            f"[yellow]{escape(str(file))}:{line}[/]: {escape(message)}, skipped",
-            highlight=False,
-            soft_wrap=True,
-        )
+    print_input_problems(err, str(file), problems)
     from lemmata.errors import ToolNotFound
     from lemmata.llm import get_model
     from lemmata.provers import make_verifier
@@ -409,35 +399,24 @@ def _prove_wz(
     if as_json:
         typer.echo(json.dumps(report))
         return
-    table = Table(
-        title=f"{file.name}: WZ (Zeilberger" + (f", obligations to {model.name})" if model else ")")
-    )
-    for column in (
-        "identities",
-        "proved",
-        "refuted",
-        "rec-only",
-        "not-hyper",
-        "failed",
-        "done",
-        "bad",
-        "s",
-    ):
-        table.add_column(column, justify="right")
     c = summary.counts
-    table.add_row(
-        str(summary.total),
-        str(c["proved"]),
-        str(c["refuted"]),
-        str(c["recurrence-only"]),
-        str(c["not-hypergeometric"]),
-        str(c["failed"]),
-        str(summary.skipped),
-        str(len(problems)),
-        f"{summary.elapsed_s:.1f}",
-    )
+    title = f"{file.name}: WZ (Zeilberger" + (f", obligations to {model.name})" if model else ")")
     console = _console()
-    console.print(table)
+    print_counts(
+        console,
+        title,
+        {
+            "identities": summary.total,
+            "proved": c["proved"],
+            "refuted": c["refuted"],
+            "rec-only": c["recurrence-only"],
+            "not-hyper": c["not-hypergeometric"],
+            "failed": c["failed"],
+            "done": summary.skipped,
+            "bad": len(problems),
+            "s": float(summary.elapsed_s),
+        },
+    )
     if lean_verifier is None and summary.lean_files:
         console.print(f"Lean sketches written, {escape(why)}", highlight=False)
     console.print(

@@ -9,7 +9,30 @@ if TYPE_CHECKING:
 
     from lemmata.provers.runner import RunSummary
 
-__all__ = ["print_summary"]
+__all__ = ["print_counts", "print_input_problems", "print_summary"]
+
+
+def print_counts(console: Console, title: str, counts: dict[str, object]) -> None:
+    """One row of counts under their names, as a table."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in counts:
+        table.add_column(column, justify="right")
+    table.add_row(*(f"{v:.1f}" if isinstance(v, float) else str(v) for v in counts.values()))
+    console.print(table)
+
+
+def print_input_problems(console: Console, file: str, problems: list[tuple[int, str]]) -> None:
+    """``FILE:LINE: message, skipped`` for each bad input line."""
+    from rich.markup import escape
+
+    for line, message in problems:
+        console.print(
+            f"[yellow]{escape(file)}:{line}[/]: {escape(message)}, skipped",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def print_summary(
@@ -17,32 +40,22 @@ def print_summary(
 ) -> None:
     """The counts of a run as a table, then its header errors and where the results are."""
     from rich.markup import escape
-    from rich.table import Table
 
-    table = Table(title=title)
-    for column in (
-        "theorems",
-        "proved",
-        "failed",
-        "timeout",
-        "error",
-        "skipped (done)",
-        "bad lines",
-        "seconds",
-    ):
-        table.add_column(column, justify="right")
     c = summary.counts
-    table.add_row(
-        str(summary.total),
-        str(c["proved"]),
-        str(c["failed"]),
-        str(c["timeout"]),
-        str(c["error"]),
-        str(summary.skipped),
-        str(bad_lines),
-        f"{summary.elapsed_s:.1f}",
+    print_counts(
+        console,
+        title,
+        {
+            "theorems": summary.total,
+            "proved": c["proved"],
+            "failed": c["failed"],
+            "timeout": c["timeout"],
+            "error": c["error"],
+            "skipped (done)": summary.skipped,
+            "bad lines": bad_lines,
+            "seconds": float(summary.elapsed_s),
+        },
     )
-    console.print(table)
     for header_error in summary.header_errors.values():
         console.print(f"[red]header error[/]: {escape(header_error)}", highlight=False)
     console.print(f"results: {escape(out)}", highlight=False)

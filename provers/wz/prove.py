@@ -101,6 +101,21 @@ def _equal_at(
     return sp.simplify(left - right) == 0, left, right
 
 
+def _refute(ident: WZIdentity, ns: range, result: WZResult) -> int | None:
+    """Look for an n in ``ns`` where the sides differ (parameters at small integers, two sets
+    alternating); record it in ``result`` and return it (``None``: none found)."""
+    for offset, n0 in enumerate(ns):
+        params = _param_values(ident, offset % 2)
+        same, left, right = _equal_at(ident, n0, params)
+        if not same:
+            result.counterexample = {"n": n0, **{str(p): v for p, v in params.items()}}
+            result.checks.append(
+                Check("spot-checks", False, f"n={n0}: lhs = {left}, rhs = {right}")
+            )
+            return n0
+    return None
+
+
 def _param_values(ident: WZIdentity, offset: int = 0) -> dict[sp.Symbol, int]:
     return {
         p: _PARAMETER_VALUES[(i + offset) % len(_PARAMETER_VALUES)]
@@ -124,15 +139,10 @@ def prove_identity(
     k, F = ident.k, ident.summand
     # 5. Spot checks first: they refute a false identity at once.
     if ident.rhs is not None:
-        for offset, n0 in enumerate(range(ident.n_min, ident.n_min + spot_checks)):
-            params = _param_values(ident, offset % 2)
-            same, left, right = _equal_at(ident, n0, params)
-            if not same:
-                result.counterexample = {"n": n0, **{str(p): v for p, v in params.items()}}
-                result.checks.append(
-                    Check("spot-checks", False, f"n={n0}: lhs = {left}, rhs = {right}")
-                )
-                return done("refuted", f"the sides differ at n = {n0}")
+        if (
+            bad := _refute(ident, range(ident.n_min, ident.n_min + spot_checks), result)
+        ) is not None:
+            return done("refuted", f"the sides differ at n = {bad}")
         shown = f"n = {ident.n_min}..{ident.n_min + spot_checks - 1}"
         result.checks.append(Check("spot-checks", True, f"exact equality at {shown}"))
     recurrence = None
@@ -217,15 +227,9 @@ def prove_identity(
     result.checks.append(Check("rhs-recurrence", ok3, f"the rhs satisfies {text} ({how})"))
     if not ok3:
         # Either the rhs is not what the sum is, or it is but we cannot show it: look further.
-        for n0 in range(ident.n_min + spot_checks, ident.n_min + spot_checks + _DEEP_CHECKS):
-            params = _param_values(ident)
-            same, left, right = _equal_at(ident, n0, params)
-            if not same:
-                result.counterexample = {"n": n0, **{str(p): v for p, v in params.items()}}
-                result.checks.append(
-                    Check("spot-checks", False, f"n={n0}: lhs = {left}, rhs = {right}")
-                )
-                return done("refuted", f"the sides differ at n = {n0}")
+        deeper = range(ident.n_min + spot_checks, ident.n_min + spot_checks + _DEEP_CHECKS)
+        if (bad := _refute(ident, deeper, result)) is not None:
+            return done("refuted", f"the sides differ at n = {bad}")
         return done(
             "recurrence-only", f"the sum satisfies {text}, but the rhs could not be shown to"
         )
