@@ -206,6 +206,7 @@ def test_ctrl_c_leaves_a_valid_results_file(tmp_path: Path, coqtop_path: str) ->
     path = write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "r.jsonl"
     exe = Path(sys.executable).with_name("lemmata")
+    before = _coqtop_pids()
     proc = subprocess.Popen(
         [str(exe), "prove", str(path), "--out", str(out), "--timeout", "60"],
         stdout=subprocess.PIPE,
@@ -224,13 +225,21 @@ def test_ctrl_c_leaves_a_valid_results_file(tmp_path: Path, coqtop_path: str) ->
     assert json.loads(resumed.stdout)["skipped_already_done"] == len(done)
     final = results(out)
     assert len(final) == 6 and {final[f"spin{i}"]["status"] for i in range(3)} == {"timeout"}
-    assert not any(p for p in _coqtops_of(proc.pid))
+    left = _coqtop_pids() - before
+    deadline = time.monotonic() + 5
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = _coqtop_pids() - before
+    assert not left, "the interrupted run left coqtop processes behind"
 
 
-def _coqtops_of(pid: int) -> list[str]:
-    """coqtop processes left behind by the interrupted run (there must be none)."""
-    out = subprocess.run(["ps", "-eo", "pid,ppid,comm"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if "coqtop" in line and f" {pid} " in f" {line} "]
+def _coqtop_pids() -> set[int]:
+    out = subprocess.run(["ps", "-eo", "pid,comm"], capture_output=True, text=True).stdout
+    return {
+        int(line.split()[0])
+        for line in out.splitlines()[1:]
+        if line.split()[-1].startswith("coqtop")
+    }
 
 
 @pytest.mark.parametrize("workers", [1, 2])
