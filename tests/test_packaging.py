@@ -1,0 +1,53 @@
+"""The wheel holds one ordinary tree: the linked capability folders, data files and prompts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_wheel_contains_the_capabilities_and_their_data(tmp_path: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(ROOT),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    [wheel] = tmp_path.glob("lemmata-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for path in (
+        "lemmata/__init__.py",
+        "lemmata/py.typed",
+        "lemmata/memory/__init__.py",
+        "lemmata/agents/__init__.py",
+        "lemmata/gui/__init__.py",
+        "lemmata/environments/__init__.py",
+        "lemmata/provers/coq/verifier.py",
+        "lemmata/provers/wz/zeilberger.py",
+        "lemmata/provers/suites/coq_basic.jsonl",
+        "lemmata/provers/suites/wz_identities.jsonl",
+        "lemmata/provers/wz/prompts/discharge.toml",
+        "lemmata/prompts/shell.toml",
+    ):
+        assert path in names, path
+    assert not any(
+        n.startswith(("memory/", "provers/", "tests/")) for n in names
+    )  # no top-level packages
