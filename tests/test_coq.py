@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -153,6 +154,7 @@ def test_the_header_is_loaded_once_and_reused(coq) -> None:
     for i in range(5):
         assert coq.check(ARITH, f"Theorem t{i} : {i} + 0 = {i}.", "lia.").ok
     assert coq.process.starts == 1
+    assert not Path(".lia.cache").exists()  # lia's cache stays off: nothing written where we run
     assert coq.check("", "Theorem u : True.", "exact I.").ok  # another header: a fresh start
     assert coq.process.starts == 2
 

@@ -19,8 +19,11 @@ from dataclasses import dataclass
 from lemmata.errors import ToolNotFound
 from lemmata.provers._process import ReadClosed, ReadTimeout, kill_process, read_some
 
-__all__ = ["CoqAnswer", "CoqCrashed", "CoqProcess", "CoqTimeout", "coq_version"]
+__all__ = ["QUIET_OPTIONS", "CoqAnswer", "CoqCrashed", "CoqProcess", "CoqTimeout", "coq_version"]
 
+# lia and nia write .lia.cache/.nia.cache into the working directory unless told not to; the
+# options exist once their plugin is loaded, so they are sent after each header.
+QUIET_OPTIONS = ("Unset Lia Cache.", "Unset Nia Cache.")
 _PROMPT = re.compile(r"<prompt>(\S+) < (\d+) \|([^|]*)\| (\d+) < </prompt>")
 
 

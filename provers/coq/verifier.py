@@ -29,7 +29,14 @@ from pathlib import Path
 from lemmata.provers._process import rss_mb
 from lemmata.provers.base import SessionStates, StepResult, failed_step, position_of
 from lemmata.provers.coq.output import CoqMessage, parse_assumptions, parse_output
-from lemmata.provers.coq.process import CoqAnswer, CoqCrashed, CoqProcess, CoqTimeout, coq_version
+from lemmata.provers.coq.process import (
+    QUIET_OPTIONS,
+    CoqAnswer,
+    CoqCrashed,
+    CoqProcess,
+    CoqTimeout,
+    coq_version,
+)
 from lemmata.provers.coq.sentences import Sentence, SentenceError, head_word, split_sentences
 from lemmata.provers.failure import classify_coq
 from lemmata.provers.result import FailureKind, FailureMode, Message, Status, VerifyResult
@@ -180,7 +187,6 @@ class CoqTop:
             self._header = None
             self.process.start(timeout=max(1.0, deadline - time.monotonic()))
             self._checks = 0
-            base = self.process.state
             try:
                 sentences = split_sentences(header)
             except SentenceError as exc:
@@ -192,7 +198,9 @@ class CoqTop:
                     raise _HeaderFailed(f"the header fails at {s.text!r}: {errors[0].text}")
             if self.process.proof is not None:
                 raise _HeaderFailed("the header leaves a proof open")
-            self._header_state = self.process.state if sentences else base
+            for option in QUIET_OPTIONS:  # unknown (no lia loaded) is only a warning
+                self.process.send(option, max(0.1, deadline - time.monotonic()))
+            self._header_state = self.process.state
             self._header = header
         elif self.process.state != self._header_state:
             self.process.send(
