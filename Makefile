@@ -19,9 +19,9 @@ setup:
 # identity suite (Zeilberger certificates, checked proofs, Lean 4 sketches), then on the
 # bundled Coq suite (given proofs checked, the rest found by the tactic portfolio).
 demo: setup
-	$(BIN)/lemmata prove provers/suites/wz_identities.jsonl --method wz --out-dir out/wz
+	$(BIN)/lemmata prove provers/suites/wz_identities.jsonl --method wz --out-dir out/wz --overwrite
 	$(BIN)/lemmata prove provers/suites/coq_basic.jsonl --backend coq --workers 2 \
-		--out out/coq_basic.results.jsonl
+		--out out/coq_basic.results.jsonl --overwrite
 
 test: setup lint pytest
 

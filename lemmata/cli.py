@@ -229,6 +229,9 @@ def prove(
         Path, typer.Option("--out", "-o", help="Results, one JSON line a theorem.")
     ] = Path("results.jsonl"),
     resume: Annotated[bool, typer.Option("--resume", help="Skip ids already in --out.")] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Start the results over if they exist.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     ray: Annotated[
         str | None,
@@ -251,6 +254,12 @@ def prove(
     exit 0 when the run completed."""
     from lemmata.provers import BACKENDS, make_verifier, read_theorems, run_batch
 
+    results = (out_dir or Path("wz-results")) / "results.jsonl" if method == "wz" else out
+    if results.exists() and results.stat().st_size and not (resume or overwrite):
+        raise typer.BadParameter(
+            f"{results} already holds results: pass --resume to continue it or --overwrite to start over",
+            param_hint="--out" if method != "wz" else "--out-dir",
+        )
     if method == "wz":
         _prove_wz(
             _state(ctx).settings, file, out_dir or Path("wz-results"), timeout, resume, as_json

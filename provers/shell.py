@@ -28,6 +28,7 @@ def _prove_parser() -> _Parser:
     p.add_argument("--timeout", type=float, default=None)
     p.add_argument("--out", "-o", type=Path, default=None)
     p.add_argument("--resume", action="store_true")
+    p.add_argument("--overwrite", action="store_true")
     return p
 
 
@@ -46,6 +47,10 @@ def _prove(ctx: CommandContext, args: str) -> None:
     limit = ns.timeout or ctx.settings.verifier_timeout_s
     make_verifier(ns.backend, ctx.settings, timeout_s=limit).close()
     out = ns.out or ns.file.with_name(ns.file.stem + ".results.jsonl")
+    if out.exists() and out.stat().st_size and not (ns.resume or ns.overwrite):
+        raise UsageError(
+            f"{out} already holds results: add --resume to continue it or --overwrite to start over"
+        )
     done = 0
 
     def tick(_result: object) -> None:
@@ -120,7 +125,7 @@ COMMANDS = [
         "prove",
         "check or search proofs for a JSONL batch of theorems",
         _prove,
-        usage="prove FILE [--backend coq|lean] [--workers N] [--timeout S] [--out PATH] [--resume]",
+        usage="prove FILE [--backend coq|lean] [--workers N] [--timeout S] [--out PATH] [--resume | --overwrite]",
         complete=_complete_path,
     ),
     ShellCommand(

@@ -256,3 +256,26 @@ def test_a_loop_is_a_timeout_within_the_limit_plus_a_second(
     assert rows["loop"]["status"] == "timeout" and rows["loop"]["elapsed_s"] < 3
     assert rows["next"]["status"] == "proved"
     assert summary.counts == {"timeout": 1, "proved": 1}
+
+
+def test_existing_results_are_not_overwritten_by_accident(tmp_path: Path, coqtop_path: str) -> None:
+    path = write_jsonl(
+        tmp_path / "in.jsonl",
+        [
+            {
+                "id": "x",
+                "header": ARITH,
+                "statement": "Theorem x : 1 + 1 = 2.",
+                "proof": "reflexivity.",
+            }
+        ],
+    )
+    out = tmp_path / "r.jsonl"
+    out.write_text('{"id": "kept", "status": "proved"}\n')
+    refused = lemmata("prove", str(path), "--out", str(out))
+    assert (
+        refused.returncode == 2 and "--resume" in refused.stderr and "--overwrite" in refused.stderr
+    )
+    assert out.read_text() == '{"id": "kept", "status": "proved"}\n'  # nothing lost
+    assert lemmata("prove", str(path), "--out", str(out), "--overwrite").returncode == 0
+    assert set(results(out)) == {"x"}

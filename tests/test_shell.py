@@ -181,5 +181,7 @@ def test_prover_commands_in_the_shell(settings, coqtop_path, tmp_path) -> None:
     text = out.getvalue()
     assert "s.jsonl:2: not JSON" in text and "results:" in text
     assert (tmp_path / "s.results.jsonl").read_text().count('"proved"') == 1
+    shell.handle(f"prove {suite}")  # again: the results are kept, not overwritten
+    assert "already holds results" in out.getvalue()
     shell.handle("prove --workers 2")
     assert "error[usage]" in out.getvalue() and "required: file" in out.getvalue()
