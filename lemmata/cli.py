@@ -211,6 +211,22 @@ def embed(
     _console().print(table)
 
 
+def _read_batch(file: Path, reader: Any) -> tuple[list[Any], list[Any]]:
+    """Read a JSONL batch with ``reader``; bad lines go to stderr as ``FILE:LINE: message``
+    and the rest is returned. A missing or unreadable file is a usage error (exit 2)."""
+    from lemmata.provers.report import print_input_problems
+
+    if not file.is_file():
+        raise typer.BadParameter(f"no such file: {file}", param_hint="FILE")
+    try:
+        items, problems = reader(file)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise typer.BadParameter(f"cannot read {file}: {exc}", param_hint="FILE") from None
+    pairs = [(p.line, p.message) if hasattr(p, "message") else p for p in problems]
+    print_input_problems(_console(stderr=True), str(file), pairs)
+    return items, problems
+
+
 @app.command()
 def prove(
     ctx: typer.Context,
@@ -269,16 +285,8 @@ def prove(
         raise typer.BadParameter("choose 'check' or 'wz'", param_hint="--method")
     if backend not in BACKENDS:
         raise typer.BadParameter(f"choose one of {', '.join(BACKENDS)}", param_hint="--backend")
-    if not file.is_file():
-        raise typer.BadParameter(f"no such file: {file}", param_hint="FILE")
-    try:
-        theorems, problems = read_theorems(file)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise typer.BadParameter(f"cannot read {file}: {exc}", param_hint="FILE") from None
-    from lemmata.provers.report import print_input_problems
-
+    theorems, problems = _read_batch(file, read_theorems)
     err = _console(stderr=True)
-    print_input_problems(err, str(file), [(p.line, p.message) for p in problems])
     settings = _state(ctx).settings
     limit = timeout or settings.verifier_timeout_s
     if ray is None:
@@ -353,18 +361,12 @@ def _prove_wz(
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from lemmata.provers.report import print_counts, print_input_problems
+    from lemmata.provers.report import print_counts
     from lemmata.provers.wz.identity import read_identities
     from lemmata.provers.wz.runner import run_wz
 
-    if not file.is_file():
-        raise typer.BadParameter(f"no such file: {file}", param_hint="FILE")
-    try:
-        identities, problems = read_identities(file)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise typer.BadParameter(f"cannot read {file}: {exc}", param_hint="FILE") from None
+    identities, problems = _read_batch(file, read_identities)
     err = _console(stderr=True)
-    print_input_problems(err, str(file), problems)
     from lemmata.errors import ToolNotFound
     from lemmata.llm import get_model
     from lemmata.provers import make_verifier
