@@ -64,6 +64,8 @@ def test_cli_joins_a_running_cluster_by_address(ray_module, coqtop_path, tmp_pat
     subprocess.run(
         [ray_cli, "get-auth-token", "--generate"], capture_output=True, env=env, timeout=60
     )
+    # Leftovers of the local instance of the test before can make `ray start` fail.
+    subprocess.run([ray_cli, "stop", "--force"], capture_output=True, env=env, timeout=120)
     started = subprocess.run(
         [
             ray_cli,
