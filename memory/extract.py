@@ -1,0 +1,359 @@
+"""Structuring: episodes of one segment (a session) become facts and procedures.
+
+Two extractors share one interface, ``extract(segment) -> Extraction``:
+
+- :class:`OfflineExtractor` (the default; no model): sentences are segmented; first-person
+  words become the speaker ("I went" -> "Caroline went") and "you" the person addressed, so
+  a fact says who said what; relative dates are resolved against the episode's time stamp
+  ("yesterday (7 May 2023)"); tags (stemmed content words) and entities (names, numbers,
+  dates) are attached; greetings and small talk are dropped. Runs of action episodes that
+  share a subgoal become a procedure whose outcome is the episodes' score.
+- :class:`ModelExtractor`: one schema-validated call per segment through a
+  :class:`~lemmata.llm.ChatModel`; every fact must cite the episodes it comes from, by
+  number, and a fact citing none of the segment's episodes is refused (counted in
+  ``Extraction.rejected``).
+
+Each fact's provenance is exactly the episodes its text was derived from: one episode for an
+offline fact, the cited ones for a model's.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cache
+from importlib.resources import files
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from lemmata.memory.dates import parse_timestamp, resolve_dates
+from lemmata.memory.text import entities, split_sentences, terms
+
+if TYPE_CHECKING:
+    from lemmata.llm.base import ChatModel
+
+__all__ = [
+    "DraftFact",
+    "DraftProcedure",
+    "Extraction",
+    "Extractor",
+    "ModelExtractor",
+    "OfflineExtractor",
+    "StoredEpisode",
+]
+
+
+@dataclass(frozen=True)
+class StoredEpisode:
+    """An episode as read back from the log, for extractors."""
+
+    id: str
+    session: str
+    kind: str
+    speaker: str | None
+    content: str
+    timestamp: datetime | None
+    subgoal: str | None = None
+    outcome: float | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DraftFact:
+    statement: str
+    sources: list[str]
+    tags: list[str]
+    entities: list[str]
+    event_dates: list[str] = field(default_factory=list)
+    valid_from: datetime | None = None
+    credibility: float = 1.0
+    valid_to: datetime | None = None
+
+
+@dataclass
+class DraftProcedure:
+    subgoal: str
+    steps: list[str]
+    sources: list[str]
+    insight: str = ""
+    outcome: float | None = None
+
+
+@dataclass
+class Extraction:
+    facts: list[DraftFact] = field(default_factory=list)
+    procedures: list[DraftProcedure] = field(default_factory=list)
+    rejected: int = 0
+    calls: int = 0
+
+
+class Extractor(Protocol):
+    """Turns one segment of episodes (in order) into draft facts and procedures."""
+
+    name: str
+
+    def extract(self, segment: Sequence[StoredEpisode]) -> Extraction: ...
+
+
+# -- offline --------------------------------------------------------------------------------
+
+_FIRST_PERSON: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(p), r)
+    for p, r in [
+        (r"\bI'm\b|\bI am\b", "{s} is"),
+        (r"\bI've\b|\bI have\b", "{s} has"),
+        (r"\bI'd\b", "{s} would"),
+        (r"\bI'll\b|\bI will\b", "{s} will"),
+        (r"\bI don't\b|\bI do not\b", "{s} doesn't"),
+        (r"\bI do\b", "{s} does"),
+        (r"\bI\b", "{s}"),
+        (r"\b[Mm]y\b", "{s}'s"),
+        (r"\b[Mm]yself\b", "{s}"),
+        (r"(?<![A-Za-z'])me\b", "{s}"),
+    ]
+]
+_SECOND_PERSON: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(p), r)
+    for p, r in [
+        (r"\b[Yy]ou're\b|\b[Yy]ou are\b", "{a} is"),
+        (r"\b[Yy]ou've\b|\b[Yy]ou have\b", "{a} has"),
+        (r"\b[Yy]our\b", "{a}'s"),
+        (r"\b[Yy]ou\b", "{a}"),
+    ]
+]
+_SMALL_TALK = re.compile(
+    r"^(?:(?:hey|hi|hello|wow|thanks|thank you|bye|cool|nice|great|awesome|congrats|"
+    r"congratulations|sure|yes|yeah|no|ok|okay|haha|lol|oh)\b[\s,!.]*)+",
+    re.I,
+)
+
+
+def _rewrite(sentence: str, speaker: str | None, addressee: str | None) -> tuple[str, bool]:
+    """Pronouns replaced by names; True when a first-person word was replaced."""
+    changed = False
+    out = sentence
+    if speaker:
+        for pat, rep in _FIRST_PERSON:
+            out, n = pat.subn(rep.format(s=speaker), out)
+            changed = changed or n > 0
+    if addressee:
+        for pat, rep in _SECOND_PERSON:
+            out = pat.sub(rep.format(a=addressee), out)
+    return out, changed
+
+
+class OfflineExtractor:
+    """Rule-based structuring that needs no model (see the module docstring)."""
+
+    name = "offline"
+
+    def __init__(self, *, min_terms: int = 2) -> None:
+        self.min_terms = min_terms
+
+    def extract(self, segment: Sequence[StoredEpisode]) -> Extraction:
+        out = Extraction()
+        seen: list[str] = []  # speakers in order of their latest turn
+        actions: list[StoredEpisode] = []
+        for ep in segment:
+            if ep.kind == "action":
+                if actions and actions[-1].subgoal != ep.subgoal:
+                    self._procedure(actions, out)
+                    actions = []
+                actions.append(ep)
+                continue
+            if actions:
+                self._procedure(actions, out)
+                actions = []
+            addressee = None
+            if ep.speaker:
+                others = [s for s in seen if s != ep.speaker]
+                addressee = ep.meta.get("addressee") or (others[-1] if others else None)
+                if ep.speaker in seen:
+                    seen.remove(ep.speaker)
+                seen.append(ep.speaker)
+            out.facts += self._facts(ep, addressee)
+        if actions:
+            self._procedure(actions, out)
+        return out
+
+    def _facts(self, ep: StoredEpisode, addressee: str | None) -> list[DraftFact]:
+        text = ep.content
+        caption = ep.meta.get("image_caption") or ep.meta.get("blip_caption")
+        sentences = split_sentences(text)
+        if isinstance(caption, str) and caption.strip():
+            who = ep.speaker or "Someone"
+            sentences.append(f"{who} shared a photo of {caption.strip().rstrip('.')}.")
+        facts: list[DraftFact] = []
+        for raw in sentences:
+            sentence = _SMALL_TALK.sub("", raw).strip()
+            if not sentence:
+                continue
+            content = terms(sentence)
+            names = entities(sentence)
+            question = sentence.endswith("?")
+            need = self.min_terms + (1 if question else 0)
+            if len(content) < need and not (names and len(content) >= 1 and not question):
+                continue
+            rewritten, first_person = _rewrite(sentence, ep.speaker, addressee)
+            resolved, dates = resolve_dates(rewritten, ep.timestamp)
+            if ep.speaker and not first_person:
+                verb = "asked" if question else "said"
+                statement = f"{ep.speaker} {verb}: {resolved}"
+            else:
+                statement = resolved
+            statement = statement[0].upper() + statement[1:]
+            ents = entities(statement)
+            if ep.speaker:
+                ents.append(ep.speaker.lower())
+            ents += [f"date:{d}" for d in dates]
+            facts.append(
+                DraftFact(
+                    statement=statement,
+                    sources=[ep.id],
+                    tags=terms(resolved)[:16],
+                    entities=list(dict.fromkeys(ents)),
+                    event_dates=dates,
+                    valid_from=ep.timestamp,
+                    credibility=0.6 if question else 1.0,
+                )
+            )
+        return facts
+
+    @staticmethod
+    def _procedure(actions: list[StoredEpisode], out: Extraction) -> None:
+        if not actions:
+            return
+        subgoal = actions[0].subgoal
+        if not subgoal:
+            return
+        scores = [a.outcome for a in actions if a.outcome is not None]
+        outcome = scores[-1] if scores else None
+        if outcome is None:
+            insight = ""
+        elif outcome > 0:
+            insight = f"This worked (outcome {outcome:+.2f}) in session {actions[0].session}."
+        else:
+            insight = f"This did not work (outcome {outcome:+.2f}); avoid repeating it as is."
+        out.procedures.append(
+            DraftProcedure(
+                subgoal=subgoal,
+                steps=[a.content.strip() for a in actions],
+                sources=[a.id for a in actions],
+                insight=insight,
+                outcome=outcome,
+            )
+        )
+
+
+# -- with a model ---------------------------------------------------------------------------
+
+
+@cache
+def load_prompt(name: str) -> dict[str, Any]:
+    """A prompt file of this package (``memory/prompts/NAME.toml``), with its ``version``."""
+    data = tomllib.loads(
+        files("lemmata.memory").joinpath(f"prompts/{name}.toml").read_text(encoding="utf-8")
+    )
+    if "version" not in data:
+        raise ValueError(f"memory prompt {name!r} has no version")
+    return data
+
+
+class _ModelFact(BaseModel):
+    statement: str = Field(min_length=1, max_length=2000)
+    sources: list[int] = Field(min_length=1, description="numbers of the episodes it comes from")
+    tags: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    when: str | None = Field(None, description="ISO date the fact is about, if any")
+
+
+class _ModelProcedure(BaseModel):
+    subgoal: str = Field(min_length=1)
+    steps: list[str] = Field(min_length=1)
+    insight: str = ""
+    outcome: float | None = None
+    sources: list[int] = Field(min_length=1)
+
+
+class SegmentKnowledge(BaseModel):
+    """What the model returns for one segment."""
+
+    facts: list[_ModelFact] = Field(default_factory=list)
+    procedures: list[_ModelProcedure] = Field(default_factory=list)
+
+
+class ModelExtractor:
+    """One batched, schema-validated model call per segment (see the module docstring)."""
+
+    def __init__(self, model: ChatModel, *, max_episodes: int = 80) -> None:
+        self.model = model
+        self.max_episodes = max_episodes
+        self.name = f"model:{getattr(model, 'name', 'model')}"
+
+    def extract(self, segment: Sequence[StoredEpisode]) -> Extraction:
+        prompt = load_prompt("extract")
+        out = Extraction()
+        for start in range(0, len(segment), self.max_episodes):
+            part = list(segment[start : start + self.max_episodes])
+            lines = []
+            for i, ep in enumerate(part, 1):
+                when = ep.timestamp.isoformat(timespec="minutes") if ep.timestamp else "unknown"
+                who = ep.speaker or ep.kind
+                extra = f" [subgoal: {ep.subgoal}]" if ep.subgoal else ""
+                score = f" [outcome: {ep.outcome}]" if ep.outcome is not None else ""
+                lines.append(f"{i}. ({when}) {who}: {ep.content}{extra}{score}")
+            user = prompt["user"].format(episodes="\n".join(lines))
+            reply = self.model.structured(
+                [
+                    {"role": "system", "content": prompt["system"]},
+                    {"role": "user", "content": user},
+                ],
+                SegmentKnowledge,
+            )
+            out.calls += 1
+            self._accept(reply, part, out)
+        return out
+
+    @staticmethod
+    def _accept(reply: SegmentKnowledge, part: list[StoredEpisode], out: Extraction) -> None:
+        def cited(numbers: list[int]) -> list[str]:
+            return list(dict.fromkeys(part[n - 1].id for n in numbers if 1 <= n <= len(part)))
+
+        for f in reply.facts:
+            sources = cited(f.sources)
+            if not sources or len(sources) < len(set(f.sources)):
+                out.rejected += 1  # cites an episode that is not in the segment
+                continue
+            first = next(ep for ep in part if ep.id == sources[0])
+            try:
+                when = parse_timestamp(f.when) if f.when else None
+            except ValueError:
+                when = None
+            out.facts.append(
+                DraftFact(
+                    statement=f.statement.strip(),
+                    sources=sources,
+                    tags=[t.lower() for t in f.tags][:16] or terms(f.statement)[:16],
+                    entities=[e.lower() for e in f.entities] + entities(f.statement),
+                    event_dates=[when.date().isoformat()] if when else [],
+                    valid_from=first.timestamp,
+                )
+            )
+        for p in reply.procedures:
+            sources = cited(p.sources)
+            if not sources:
+                out.rejected += 1
+                continue
+            out.procedures.append(
+                DraftProcedure(
+                    subgoal=p.subgoal.strip(),
+                    steps=[s.strip() for s in p.steps if s.strip()],
+                    sources=sources,
+                    insight=p.insight.strip(),
+                    outcome=p.outcome,
+                )
+            )

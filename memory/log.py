@@ -1,0 +1,673 @@
+"""The SQLite log: the memory's source of truth.
+
+One file in WAL mode with ``synchronous=FULL``: a write that returned is on disk, whatever
+happens to the process next. Every query names the namespace (user, agent, and the session
+when the namespace has one) in its ``WHERE`` clause; no method takes an id alone.
+
+Tables: ``episodes``; ``items`` (facts and procedures); ``item_sources`` (item -> episode, the
+provenance edges); ``item_terms`` (tags and entities); ``subgoals``; ``items_fts`` (FTS5 with the
+Porter stemmer, BM25-ranked); ``audit``; ``meta``. ``items.indexed`` says whether the vector
+index has the item, so an index that fell behind (a crash between the two writes) is caught up
+on the next open.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from lemmata.errors import LemmataError
+from lemmata.memory.types import AuditEntry, Episode, Namespace
+
+__all__ = ["ItemRow", "MemoryLog", "StoreError"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS episodes (
+    id TEXT NOT NULL, user TEXT NOT NULL, agent TEXT NOT NULL, session TEXT NOT NULL,
+    kind TEXT NOT NULL, speaker TEXT, content TEXT NOT NULL, ts TEXT, subgoal TEXT,
+    outcome REAL, meta TEXT NOT NULL DEFAULT '{}', structured INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (user, agent, id)
+);
+CREATE INDEX IF NOT EXISTS episodes_pending ON episodes (user, agent, structured, session);
+CREATE INDEX IF NOT EXISTS episodes_session ON episodes (user, agent, session);
+CREATE TABLE IF NOT EXISTS items (
+    id TEXT NOT NULL, kind TEXT NOT NULL, user TEXT NOT NULL, agent TEXT NOT NULL,
+    session TEXT NOT NULL, text TEXT NOT NULL, norm TEXT NOT NULL, credibility REAL NOT NULL,
+    valid_from TEXT, valid_to TEXT, superseded_by TEXT, origin TEXT NOT NULL,
+    subgoal_id TEXT, steps TEXT, insight TEXT, outcome REAL, event_dates TEXT,
+    created_at REAL NOT NULL, indexed INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (user, agent, id)
+);
+CREATE INDEX IF NOT EXISTS items_norm ON items (user, agent, norm);
+CREATE INDEX IF NOT EXISTS items_unindexed ON items (indexed) WHERE indexed = 0;
+CREATE INDEX IF NOT EXISTS items_subgoal ON items (user, agent, subgoal_id);
+CREATE TABLE IF NOT EXISTS item_sources (
+    user TEXT NOT NULL, agent TEXT NOT NULL, item_id TEXT NOT NULL, episode_id TEXT NOT NULL,
+    PRIMARY KEY (user, agent, item_id, episode_id)
+);
+CREATE INDEX IF NOT EXISTS item_sources_episode ON item_sources (user, agent, episode_id);
+CREATE TABLE IF NOT EXISTS item_terms (
+    user TEXT NOT NULL, agent TEXT NOT NULL, term TEXT NOT NULL, item_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    PRIMARY KEY (user, agent, term, item_id)
+);
+CREATE INDEX IF NOT EXISTS item_terms_item ON item_terms (user, agent, item_id);
+CREATE TABLE IF NOT EXISTS subgoals (
+    id TEXT NOT NULL, user TEXT NOT NULL, agent TEXT NOT NULL, text TEXT NOT NULL,
+    PRIMARY KEY (user, agent, id)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS items_fts USING fts5(
+    text, item_id UNINDEXED, tokenize = 'porter unicode61'
+);
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, user TEXT NOT NULL,
+    agent TEXT NOT NULL, op TEXT NOT NULL, item_id TEXT, detail TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_ns ON audit (user, agent, seq);
+"""
+
+
+class StoreError(LemmataError):
+    """The memory's file cannot be used as it is (corrupt, newer schema, a duplicate id)."""
+
+    code = "memory-store"
+
+
+@dataclass
+class ItemRow:
+    """One fact or procedure as stored."""
+
+    id: str
+    kind: str
+    session: str
+    text: str
+    norm: str
+    credibility: float = 1.0
+    valid_from: str | None = None
+    valid_to: str | None = None
+    superseded_by: str | None = None
+    origin: str = "offline"
+    subgoal_id: str | None = None
+    steps: list[str] | None = None
+    insight: str | None = None
+    outcome: float | None = None
+    event_dates: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    created_at: float = 0.0
+    subgoal_text: str | None = None
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _chunks(seq: Sequence[str], n: int = 500) -> Iterator[Sequence[str]]:
+    for i in range(0, len(seq), n):
+        yield seq[i : i + n]
+
+
+class MemoryLog:
+    """The SQLite file behind one :class:`~lemmata.memory.Memory` (any number of namespaces)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(
+                self.path, check_same_thread=False, isolation_level=None, timeout=30
+            )
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(_SCHEMA)
+            version = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"{self.path} is not a usable memory file ({exc}); move it aside or give another path"
+            ) from exc
+        if version is None:
+            self._db.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+            )
+        elif int(version[0]) > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} was written by a newer Lemmata (schema {version[0]}); upgrade lemmata"
+            )
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic write: all of it or none of it."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _read(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(sql, tuple(args)).fetchall()
+
+    @staticmethod
+    def _scope(ns: Namespace, alias: str = "") -> tuple[str, list[Any]]:
+        p = f"{alias}." if alias else ""
+        sql = f"{p}user = ? AND {p}agent = ?"
+        args: list[Any] = [ns.user, ns.agent]
+        if ns.session is not None:
+            sql += f" AND {p}session = ?"
+            args.append(ns.session)
+        return sql, args
+
+    # -- meta ---------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._read("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    # -- episodes -----------------------------------------------------------------------
+
+    def add_episodes(self, ns: Namespace, episodes: Sequence[Episode], ids: Sequence[str]) -> None:
+        """Append episodes in one transaction; a duplicate id refuses the whole batch."""
+        now = time.time()
+        rows = [
+            (
+                eid,
+                ns.user,
+                ns.agent,
+                ep.session or ns.session or "default",
+                ep.kind,
+                ep.speaker,
+                ep.content,
+                _iso(ep.timestamp),
+                ep.subgoal,
+                ep.outcome,
+                json.dumps(ep.meta, default=str),
+                now,
+            )
+            for ep, eid in zip(episodes, ids, strict=True)
+        ]
+        try:
+            with self.transaction() as db:
+                db.executemany(
+                    "INSERT INTO episodes (id, user, agent, session, kind, speaker, content, ts, "
+                    "subgoal, outcome, meta, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    rows,
+                )
+                self._audit(db, ns, "add_episodes", None, {"n": len(rows), "first": ids[0]})
+        except sqlite3.IntegrityError as exc:
+            taken = self._existing_episode_ids(ns, ids)
+            which = ", ".join(taken[:3]) or "(repeated within the batch)"
+            raise StoreError(
+                f"episode id already stored: {which}; nothing from this batch was written"
+            ) from exc
+
+    def _existing_episode_ids(self, ns: Namespace, ids: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            out += [
+                r[0]
+                for r in self._read(
+                    f"SELECT id FROM episodes WHERE user=? AND agent=? AND id IN ({marks})",
+                    [ns.user, ns.agent, *chunk],
+                )
+            ]
+        return out
+
+    def episodes(
+        self,
+        ns: Namespace,
+        *,
+        ids: Sequence[str] | None = None,
+        pending: bool | None = None,
+        limit: int | None = None,
+    ) -> list[sqlite3.Row]:
+        scope, args = self._scope(ns)
+        sql = f"SELECT rowid, * FROM episodes WHERE {scope}"
+        if pending is not None:
+            sql += " AND structured = ?"
+            args.append(0 if pending else 1)
+        if ids is not None:
+            out: list[sqlite3.Row] = []
+            for chunk in _chunks(list(ids)):
+                marks = ",".join("?" * len(chunk))
+                out += self._read(sql + f" AND id IN ({marks}) ORDER BY rowid", [*args, *chunk])
+            return out
+        sql += " ORDER BY rowid"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return self._read(sql, args)
+
+    def mark_structured(self, db: sqlite3.Connection, ns: Namespace, ids: Sequence[str]) -> None:
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            db.execute(
+                f"UPDATE episodes SET structured = 1 WHERE user=? AND agent=? AND id IN ({marks})",
+                [ns.user, ns.agent, *chunk],
+            )
+
+    # -- items --------------------------------------------------------------------------
+
+    def insert_item(self, db: sqlite3.Connection, ns: Namespace, row: ItemRow) -> bool:
+        """Insert one item with its edges and terms; False when its id is already there."""
+        cur = db.execute(
+            "INSERT OR IGNORE INTO items (id, kind, user, agent, session, text, norm, credibility, "
+            "valid_from, valid_to, superseded_by, origin, subgoal_id, steps, insight, outcome, "
+            "event_dates, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                row.id,
+                row.kind,
+                ns.user,
+                ns.agent,
+                row.session,
+                row.text,
+                row.norm,
+                row.credibility,
+                row.valid_from,
+                row.valid_to,
+                row.superseded_by,
+                row.origin,
+                row.subgoal_id,
+                json.dumps(row.steps) if row.steps is not None else None,
+                row.insight,
+                row.outcome,
+                json.dumps(row.event_dates),
+                row.created_at or time.time(),
+            ),
+        )
+        if cur.rowcount == 0:
+            return False
+        rowid = db.execute(
+            "SELECT rowid FROM items WHERE user=? AND agent=? AND id=?", (ns.user, ns.agent, row.id)
+        ).fetchone()[0]
+        db.execute(
+            "INSERT INTO items_fts (rowid, text, item_id) VALUES (?, ?, ?)",
+            (rowid, row.text, row.id),
+        )
+        self.add_sources(db, ns, row.id, row.sources)
+        db.executemany(
+            "INSERT OR IGNORE INTO item_terms (user, agent, term, item_id, kind) VALUES (?,?,?,?,?)",
+            [(ns.user, ns.agent, t, row.id, "tag") for t in row.tags]
+            + [(ns.user, ns.agent, e, row.id, "entity") for e in row.entities],
+        )
+        return True
+
+    def add_sources(
+        self, db: sqlite3.Connection, ns: Namespace, item_id: str, episode_ids: Iterable[str]
+    ) -> None:
+        db.executemany(
+            "INSERT OR IGNORE INTO item_sources (user, agent, item_id, episode_id) VALUES (?,?,?,?)",
+            [(ns.user, ns.agent, item_id, e) for e in episode_ids],
+        )
+
+    def ensure_subgoal(self, db: sqlite3.Connection, ns: Namespace, sid: str, text: str) -> None:
+        db.execute(
+            "INSERT OR IGNORE INTO subgoals (id, user, agent, text) VALUES (?,?,?,?)",
+            (sid, ns.user, ns.agent, text),
+        )
+
+    def items(
+        self,
+        ns: Namespace,
+        ids: Sequence[str] | None = None,
+        *,
+        kind: str | None = None,
+        current_only: bool = False,
+        limit: int | None = None,
+    ) -> list[sqlite3.Row]:
+        """Items of the namespace (all, or those among ``ids``), in insertion order."""
+        scope, args = self._scope(ns, "i")
+        sql = (
+            "SELECT i.rowid, i.*, s.text AS subgoal, "
+            "(SELECT group_concat(episode_id, char(31)) FROM item_sources x "
+            " WHERE x.user=i.user AND x.agent=i.agent AND x.item_id=i.id) AS sources "
+            f"FROM items i LEFT JOIN subgoals s ON s.user=i.user AND s.agent=i.agent "
+            f"AND s.id=i.subgoal_id WHERE {scope}"
+        )
+        if kind is not None:
+            sql += " AND i.kind = ?"
+            args.append(kind)
+        if current_only:
+            sql += " AND i.valid_to IS NULL"
+        if ids is None:
+            sql += " ORDER BY i.rowid"
+            if limit is not None:
+                sql += f" LIMIT {int(limit)}"
+            return self._read(sql, args)
+        out: list[sqlite3.Row] = []
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            out += self._read(sql + f" AND i.id IN ({marks})", [*args, *chunk])
+        return out
+
+    def terms_of(self, ns: Namespace, ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+        out: dict[str, list[tuple[str, str]]] = {}
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            for r in self._read(
+                f"SELECT item_id, term, kind FROM item_terms WHERE user=? AND agent=? "
+                f"AND item_id IN ({marks})",
+                [ns.user, ns.agent, *chunk],
+            ):
+                out.setdefault(r[0], []).append((r[1], r[2]))
+        return out
+
+    def by_norm(self, ns: Namespace, norm: str) -> list[sqlite3.Row]:
+        scope, args = self._scope(ns)
+        return self._read(f"SELECT * FROM items WHERE {scope} AND norm = ?", [*args, norm])
+
+    def close_item(
+        self,
+        db: sqlite3.Connection,
+        ns: Namespace,
+        item_id: str,
+        valid_to: str,
+        superseded_by: str | None,
+    ) -> None:
+        db.execute(
+            "UPDATE items SET valid_to = ?, superseded_by = ? WHERE user=? AND agent=? AND id=?",
+            (valid_to, superseded_by, ns.user, ns.agent, item_id),
+        )
+
+    def raise_credibility(
+        self, db: sqlite3.Connection, ns: Namespace, item_id: str, credibility: float
+    ) -> None:
+        db.execute(
+            "UPDATE items SET credibility = MAX(credibility, ?) WHERE user=? AND agent=? AND id=?",
+            (credibility, ns.user, ns.agent, item_id),
+        )
+
+    def delete_items(self, db: sqlite3.Connection, ns: Namespace, ids: Sequence[str]) -> int:
+        n = 0
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            args = [ns.user, ns.agent, *chunk]
+            db.execute(
+                f"DELETE FROM items_fts WHERE rowid IN (SELECT rowid FROM items "
+                f"WHERE user=? AND agent=? AND id IN ({marks}))",
+                args,
+            )
+            db.execute(
+                f"DELETE FROM item_sources WHERE user=? AND agent=? AND item_id IN ({marks})", args
+            )
+            db.execute(
+                f"DELETE FROM item_terms WHERE user=? AND agent=? AND item_id IN ({marks})", args
+            )
+            db.execute(
+                f"UPDATE items SET superseded_by = NULL WHERE user=? AND agent=? "
+                f"AND superseded_by IN ({marks})",
+                args,
+            )
+            n += db.execute(
+                f"DELETE FROM items WHERE user=? AND agent=? AND id IN ({marks})", args
+            ).rowcount
+        return n
+
+    def delete_episodes(self, db: sqlite3.Connection, ns: Namespace, ids: Sequence[str]) -> int:
+        n = 0
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            args = [ns.user, ns.agent, *chunk]
+            db.execute(
+                f"DELETE FROM item_sources WHERE user=? AND agent=? AND episode_id IN ({marks})",
+                args,
+            )
+            n += db.execute(
+                f"DELETE FROM episodes WHERE user=? AND agent=? AND id IN ({marks})", args
+            ).rowcount
+        return n
+
+    def items_of_episodes(self, ns: Namespace, episode_ids: Sequence[str]) -> dict[str, list[str]]:
+        """item id -> its source episodes among ``episode_ids``."""
+        out: dict[str, list[str]] = {}
+        for chunk in _chunks(list(episode_ids)):
+            marks = ",".join("?" * len(chunk))
+            for r in self._read(
+                f"SELECT item_id, episode_id FROM item_sources WHERE user=? AND agent=? "
+                f"AND episode_id IN ({marks})",
+                [ns.user, ns.agent, *chunk],
+            ):
+                out.setdefault(r[0], []).append(r[1])
+        return out
+
+    def orphans(self, db: sqlite3.Connection, ns: Namespace, ids: Sequence[str]) -> list[str]:
+        """Among ``ids``, the items left with no source episode (that had sources before)."""
+        out: list[str] = []
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            out += [
+                r[0]
+                for r in db.execute(
+                    f"SELECT id FROM items i WHERE user=? AND agent=? AND id IN ({marks}) AND NOT "
+                    "EXISTS (SELECT 1 FROM item_sources x WHERE x.user=i.user AND x.agent=i.agent "
+                    "AND x.item_id=i.id)",
+                    [ns.user, ns.agent, *chunk],
+                ).fetchall()
+            ]
+        return out
+
+    # -- retrieval channels -------------------------------------------------------------
+
+    def search_text(self, ns: Namespace, match: str, limit: int) -> list[tuple[str, float]]:
+        """BM25 over the FTS5 index, best first, within the namespace."""
+        scope, args = self._scope(ns, "i")
+        try:
+            rows = self._read(
+                "SELECT i.id, bm25(items_fts) AS score FROM items_fts JOIN items i "
+                f"ON i.rowid = items_fts.rowid WHERE items_fts MATCH ? AND {scope} "
+                "ORDER BY score LIMIT ?",
+                [match, *args, limit],
+            )
+        except sqlite3.OperationalError:
+            return []
+        return [(r[0], -float(r[1])) for r in rows]
+
+    def search_terms(
+        self, ns: Namespace, terms: Sequence[str], limit: int, *, max_df: int
+    ) -> list[tuple[str, float]]:
+        """Items sharing tags or entities with the query, weighted by rarity (IDF).
+
+        Terms on more than ``max_df`` items are left out: they do not discriminate, and their
+        posting lists are what would make this slow.
+        """
+        if not terms:
+            return []
+        marks = ",".join("?" * len(terms))
+        df = {
+            r[0]: r[1]
+            for r in self._read(
+                f"SELECT term, count(*) FROM item_terms WHERE user=? AND agent=? AND term IN ({marks}) "
+                "GROUP BY term",
+                [ns.user, ns.agent, *terms],
+            )
+        }
+        use = [t for t in terms if 0 < df.get(t, 0) <= max_df]
+        if not use:
+            return []
+        import math
+
+        weights = {t: 1.0 / math.log(2 + df[t]) for t in use}
+        scores: dict[str, float] = {}
+        marks = ",".join("?" * len(use))
+        sess = " AND i.session = ?" if ns.session else ""
+        for r in self._read(
+            f"SELECT t.item_id, t.term FROM item_terms t JOIN items i ON i.user=t.user AND "
+            f"i.agent=t.agent AND i.id=t.item_id WHERE t.user=? AND t.agent=? "
+            f"AND t.term IN ({marks}){sess}",
+            [ns.user, ns.agent, *use, *([ns.session] if ns.session else [])],
+        ):
+            scores[r[0]] = scores.get(r[0], 0.0) + weights[r[1]]
+        return sorted(scores.items(), key=lambda kv: -kv[1])[:limit]
+
+    def siblings(self, ns: Namespace, item_ids: Sequence[str], limit: int) -> list[tuple[str, str]]:
+        """(sibling, seed) pairs: items that share a source episode with a seed item."""
+        if not item_ids:
+            return []
+        marks = ",".join("?" * len(item_ids))
+        scope, args = self._scope(ns, "i")
+        return [
+            (r[0], r[1])
+            for r in self._read(
+                "SELECT DISTINCT b.item_id, a.item_id FROM item_sources a JOIN item_sources b "
+                "ON b.user=a.user AND b.agent=a.agent AND b.episode_id=a.episode_id "
+                "JOIN items i ON i.user=b.user AND i.agent=b.agent AND i.id=b.item_id "
+                f"WHERE a.user=? AND a.agent=? AND a.item_id IN ({marks}) AND b.item_id != a.item_id "
+                f"AND {scope} LIMIT ?",
+                [ns.user, ns.agent, *item_ids, *args, limit],
+            )
+        ]
+
+    def procedures_under(self, ns: Namespace, subgoal_ids: Sequence[str]) -> list[str]:
+        if not subgoal_ids:
+            return []
+        marks = ",".join("?" * len(subgoal_ids))
+        scope, args = self._scope(ns)
+        return [
+            r[0]
+            for r in self._read(
+                f"SELECT id FROM items WHERE {scope} AND kind='procedure' AND subgoal_id IN ({marks}) "
+                "ORDER BY COALESCE(outcome, 0) DESC",
+                [*args, *subgoal_ids],
+            )
+        ]
+
+    # -- index bookkeeping --------------------------------------------------------------
+
+    def unindexed(self, ns: Namespace, limit: int = 10_000) -> list[sqlite3.Row]:
+        return self._read(
+            "SELECT id, session, kind, text FROM items WHERE indexed = 0 AND user=? AND agent=? "
+            "LIMIT ?",
+            (ns.user, ns.agent, limit),
+        )
+
+    def items_with_term(self, ns: Namespace, term: str, limit: int = 50) -> list[str]:
+        scope, args = self._scope(ns, "i")
+        return [
+            r[0]
+            for r in self._read(
+                "SELECT t.item_id FROM item_terms t JOIN items i ON i.user=t.user AND "
+                f"i.agent=t.agent AND i.id=t.item_id WHERE t.user=? AND t.agent=? AND t.term=? "
+                f"AND i.valid_to IS NULL AND {scope} LIMIT ?",
+                [ns.user, ns.agent, term, *args, limit],
+            )
+        ]
+
+    def mark_indexed(self, ns: Namespace, ids: Sequence[str]) -> None:
+        with self.transaction() as db:
+            db.executemany(
+                "UPDATE items SET indexed = 1 WHERE user=? AND agent=? AND id=?",
+                [(ns.user, ns.agent, i) for i in ids],
+            )
+
+    def mark_all_unindexed(self, ns: Namespace | None) -> None:
+        with self.transaction() as db:
+            if ns is None:
+                db.execute("UPDATE items SET indexed = 0")
+            else:
+                db.execute(
+                    "UPDATE items SET indexed = 0 WHERE user=? AND agent=?", (ns.user, ns.agent)
+                )
+
+    def spaces(self) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self._read("SELECT DISTINCT user, agent FROM items")]
+
+    def item_count(self, ns: Namespace) -> int:
+        return int(
+            self._read("SELECT count(*) FROM items WHERE user=? AND agent=?", (ns.user, ns.agent))[
+                0
+            ][0]
+        )
+
+    # -- audit and counts ---------------------------------------------------------------
+
+    def _audit(
+        self,
+        db: sqlite3.Connection,
+        ns: Namespace,
+        op: str,
+        item_id: str | None,
+        detail: dict[str, Any],
+    ) -> None:
+        db.execute(
+            "INSERT INTO audit (at, user, agent, op, item_id, detail) VALUES (?,?,?,?,?,?)",
+            (
+                datetime.now().isoformat(timespec="seconds"),
+                ns.user,
+                ns.agent,
+                op,
+                item_id,
+                json.dumps(detail, default=str),
+            ),
+        )
+
+    def audit(
+        self,
+        db: sqlite3.Connection,
+        ns: Namespace,
+        op: str,
+        item_id: str | None = None,
+        **detail: Any,
+    ) -> None:
+        """Record one change (inside the transaction that makes it)."""
+        self._audit(db, ns, op, item_id, detail)
+
+    def audit_log(self, ns: Namespace, limit: int = 50) -> list[AuditEntry]:
+        rows = self._read(
+            "SELECT * FROM audit WHERE user=? AND agent=? ORDER BY seq DESC LIMIT ?",
+            (ns.user, ns.agent, limit),
+        )
+        return [
+            AuditEntry(
+                seq=r["seq"],
+                at=datetime.fromisoformat(r["at"]),
+                op=r["op"],
+                item_id=r["item_id"],
+                detail=json.loads(r["detail"]),
+            )
+            for r in reversed(rows)
+        ]
+
+    def counts(self, ns: Namespace) -> dict[str, int]:
+        scope, args = self._scope(ns)
+        one = lambda sql: int(self._read(sql, args)[0][0])  # noqa: E731
+        return {
+            "episodes": one(f"SELECT count(*) FROM episodes WHERE {scope}"),
+            "pending_episodes": one(
+                f"SELECT count(*) FROM episodes WHERE {scope} AND structured = 0"
+            ),
+            "facts": one(f"SELECT count(*) FROM items WHERE {scope} AND kind = 'fact'"),
+            "current_facts": one(
+                f"SELECT count(*) FROM items WHERE {scope} AND kind = 'fact' AND valid_to IS NULL"
+            ),
+            "procedures": one(f"SELECT count(*) FROM items WHERE {scope} AND kind = 'procedure'"),
+            "sessions": one(f"SELECT count(DISTINCT session) FROM episodes WHERE {scope}"),
+            "audit_entries": int(
+                self._read("SELECT count(*) FROM audit WHERE user=? AND agent=?", args[:2])[0][0]
+            ),
+        }
