@@ -84,7 +84,9 @@ def main() -> None:
 
     ours: dict[int, list[float]] = {k: [] for k in ks}
     ours_tokens: dict[int, list[int]] = {k: [] for k in ks}
-    base: dict[str, dict[int, list[float]]] = {n: {k: [] for k in ks} for n in ("dense_turns", "bm25_turns")}
+    base: dict[str, dict[int, list[float]]] = {
+        n: {k: [] for k in ks} for n in ("dense_turns", "bm25_turns")
+    }
     base_tokens: dict[str, dict[int, list[int]]] = {n: {k: [] for k in ks} for n in base}
     base_ms: dict[str, list[float]] = {n: [] for n in base}
     latency: list[float] = []
@@ -125,14 +127,21 @@ def main() -> None:
                         recall(q.evidence, [e for it in res.items[:10] for e in it.provenance])
                     )
                     prov_per_item += [len(item.provenance) for item in res.items[:10]]
-                    for name, fn in (("dense_turns", base_sys.dense), ("bm25_turns", base_sys.bm25)):
+                    for name, fn in (
+                        ("dense_turns", base_sys.dense),
+                        ("bm25_turns", base_sys.bm25),
+                    ):
                         t1 = time.perf_counter()
                         idx = fn(q.question, kmax)
                         base_ms[name].append((time.perf_counter() - t1) * 1000)
                         for k in ks:
                             top_i = idx[:k]
-                            base[name][k].append(recall(q.evidence, [base_sys.ids[i] for i in top_i]))
-                            base_tokens[name][k].append(sum(count_tokens(base_sys.texts[i]) for i in top_i))
+                            base[name][k].append(
+                                recall(q.evidence, [base_sys.ids[i] for i in top_i])
+                            )
+                            base_tokens[name][k].append(
+                                sum(count_tokens(base_sys.texts[i]) for i in top_i)
+                            )
                 mem.close()
 
     def mean(xs: list[float] | list[int]) -> float:
@@ -160,8 +169,14 @@ def main() -> None:
     if args.json:
         print(json.dumps(out))
         return
-    print(f"\nLoCoMo ({', '.join(f.name for f in files)}), {out['questions']} questions (category 5 left out)")
-    head = f"{'':14}" + "".join(f"{'recall@' + str(k):>11}" for k in ks) + f"{'tokens@10':>11}{'p50 ms':>9}{'p95 ms':>9}"
+    print(
+        f"\nLoCoMo ({', '.join(f.name for f in files)}), {out['questions']} questions (category 5 left out)"
+    )
+    head = (
+        f"{'':14}"
+        + "".join(f"{'recall@' + str(k):>11}" for k in ks)
+        + f"{'tokens@10':>11}{'p50 ms':>9}{'p95 ms':>9}"
+    )
     print(head)
     rows = [("plugmem", out)] + [(n, out["baselines"][n]) for n in base]
     for name, r in rows:
@@ -172,10 +187,15 @@ def main() -> None:
         )
     print(f"ingestion: {out['ingest_turns_per_s']} turns/s (stored, structured, embedded, indexed)")
     print(f"provenance ids per item: {out['provenance_per_item_mean']}")
-    print("recall@10 by category: " + ", ".join(f"{c}: {v}" for c, v in out["recall@10_by_category"].items()))
+    print(
+        "recall@10 by category: "
+        + ", ".join(f"{c}: {v}" for c, v in out["recall@10_by_category"].items())
+    )
     for k in ks:
         best = max(out["baselines"][n][f"recall@{k}"] for n in base)
-        print(f"recall@{k}: plugmem {out[f'recall@{k}']:.3f} vs best baseline {best:.3f} ({out[f'recall@{k}'] - best:+.3f})")
+        print(
+            f"recall@{k}: plugmem {out[f'recall@{k}']:.3f} vs best baseline {best:.3f} ({out[f'recall@{k}'] - best:+.3f})"
+        )
 
 
 if __name__ == "__main__":

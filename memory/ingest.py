@@ -110,9 +110,7 @@ def read_locomo(path: str | Path) -> list[Conversation]:
             raise UsageError(f"{where}: not a LoCoMo conversation (no speaker_a)")
         sid = str(sample.get("sample_id") or path.stem)
         result = Conversation(sid, (str(conv["speaker_a"]), str(conv.get("speaker_b", ""))))
-        sessions = sorted(
-            (int(m.group(1)), key) for key in conv if (m := _SESSION.match(key))
-        )
+        sessions = sorted((int(m.group(1)), key) for key in conv if (m := _SESSION.match(key)))
         for num, key in sessions:
             turns = conv[key]
             if not isinstance(turns, list):
@@ -131,13 +129,16 @@ def read_locomo(path: str | Path) -> list[Conversation]:
                     meta["image_caption"] = str(caption)
                 try:
                     result.episodes.append(
-                        Episode(
-                            content=str(turn.get("text") or caption or "").strip() or "(no text)",
-                            speaker=turn.get("speaker"),
-                            session=f"session_{num}",
-                            timestamp=when,
-                            id=turn.get("dia_id") or f"D{num}:{t + 1}",
-                            meta=meta,
+                        Episode.model_validate(
+                            {
+                                "content": str(turn.get("text") or caption or "").strip()
+                                or "(no text)",
+                                "speaker": turn.get("speaker"),
+                                "session": f"session_{num}",
+                                "timestamp": when,
+                                "id": turn.get("dia_id") or f"D{num}:{t + 1}",
+                                "meta": meta,
+                            }
                         )
                     )
                 except ValidationError as exc:
