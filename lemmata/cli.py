@@ -28,6 +28,16 @@ app = typer.Typer(
 )
 
 
+def _add_capability_apps() -> None:
+    # Each capability's sub-commands live beside it; their modules import only typer at load.
+    from lemmata.memory.cli import app as memory_app
+
+    app.add_typer(memory_app, name="memory")
+
+
+_add_capability_apps()
+
+
 class _State:
     def __init__(self, config: Path | None, overrides: dict[str, Any]) -> None:
         self.config = config

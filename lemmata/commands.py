@@ -12,6 +12,7 @@ The shell loads every such list at start. A command sees the session only throug
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from lemmata.llm.base import ChatModel
     from lemmata.settings import Settings
 
-__all__ = ["ENTRY_POINT_GROUP", "CommandContext", "ShellCommand"]
+__all__ = ["ENTRY_POINT_GROUP", "CommandContext", "CommandParser", "ShellCommand"]
 
 ENTRY_POINT_GROUP = "lemmata.shell_commands"
 
@@ -52,3 +53,22 @@ class ShellCommand:
     usage: str = ""
     aliases: tuple[str, ...] = ()
     complete: Callable[[str], list[str]] | None = field(default=None, compare=False)
+
+
+class CommandParser(argparse.ArgumentParser):
+    """``argparse`` for a command's arguments that reports a mistake as a
+    :class:`~lemmata.errors.UsageError` with the usage line, instead of exiting.
+
+    >>> p = CommandParser(prog="recall", add_help=False)
+    >>> _ = p.add_argument("-k", type=int, default=10)
+    >>> p.parse_args(["-k", "x"])
+    Traceback (most recent call last):
+    ...
+    lemmata.errors.UsageError: argument -k: invalid int value: 'x' (usage: recall [-k K])
+    """
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        from lemmata.errors import UsageError
+
+        usage = " ".join(self.format_usage().split()).removeprefix("usage: ")
+        raise UsageError(f"{message} (usage: {usage})")

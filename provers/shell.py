@@ -3,25 +3,18 @@ theorem, typed in)."""
 
 from __future__ import annotations
 
-import argparse
 import glob
 import shlex
 from pathlib import Path
 
-from lemmata.commands import CommandContext, ShellCommand
+from lemmata.commands import CommandContext, CommandParser, ShellCommand
 from lemmata.errors import UsageError
 
 __all__ = ["COMMANDS"]
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        usage = " ".join(self.format_usage().split()).removeprefix("usage: ")
-        raise UsageError(f"{message} (usage: {usage})")
-
-
-def _prove_parser() -> _Parser:
-    p = _Parser(prog="prove", add_help=False)
+def _prove_parser() -> CommandParser:
+    p = CommandParser(prog="prove", add_help=False)
     p.add_argument("file", type=Path)
     p.add_argument("--backend", "-b", choices=("coq", "lean"), default="coq")
     p.add_argument("--workers", "-w", type=int, default=1)
