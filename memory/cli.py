@@ -247,7 +247,7 @@ def inspect(
         stats = mem.stats()
         nodes = mem.facts(limit=limit) + mem.procedures(limit=limit)
         audit = mem.audit(limit)
-    sample = [
+    sample: list[dict[str, Any]] = [
         {
             "id": n.id,
             "kind": "fact" if hasattr(n, "statement") else "procedure",
