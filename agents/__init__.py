@@ -1,7 +1,25 @@
 """lemmata.agents: LangGraph graphs (tool-use, prover, GUI and research agents), their tools, and the early-experience loop.
 
-This package is part of the design in ARCHITECTURE.md; its public names are added by the issue
-that builds it, and listed in ``__all__``.
+Built so far: :mod:`lemmata.agents.memory` (PlugMem tools and nodes, and a chat graph with
+memory).
 """
 
-__all__: list[str] = []
+from lemmata.agents.memory import (
+    MemoryContext,
+    MemoryItem,
+    MemoryState,
+    RecallNode,
+    RecordNode,
+    memory_agent,
+    memory_tools,
+)
+
+__all__ = [
+    "MemoryContext",
+    "MemoryItem",
+    "MemoryState",
+    "RecallNode",
+    "RecordNode",
+    "memory_agent",
+    "memory_tools",
+]

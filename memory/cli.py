@@ -25,21 +25,23 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-PathOpt = Annotated[
+_PathOpt = Annotated[
     Path | None, typer.Option("--path", "-p", help="Memory directory (default: data_dir/memory).")
 ]
-UserOpt = Annotated[str | None, typer.Option("--user", help="Namespace: user (default 'default').")]
-AgentOpt = Annotated[
+_UserOpt = Annotated[
+    str | None, typer.Option("--user", help="Namespace: user (default 'default').")
+]
+_AgentOpt = Annotated[
     str | None, typer.Option("--agent", help="Namespace: agent (default 'default').")
 ]
-SessionOpt = Annotated[
+_SessionOpt = Annotated[
     str | None, typer.Option("--session", help="Namespace: one session only (default: all).")
 ]
-IndexOpt = Annotated[
+_IndexOpt = Annotated[
     str | None,
     typer.Option("--index", help="A Chroma server URL instead of the embedded index."),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")]
+_JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")]
 
 
 def _settings(ctx: typer.Context) -> Any:
@@ -97,26 +99,26 @@ def _consolidate(mem: Memory, label: str) -> Any:
         return mem.consolidate(progress=lambda done, total: bar.update(task, completed=done))
 
 
-@app.command()
-def ingest(
+@app.command("ingest")
+def _ingest(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="Episodes to store (LoCoMo JSON or JSON Lines).")],
     fmt: Annotated[
         Literal["jsonl", "locomo"],
         typer.Option("--format", "-f", help="jsonl: one episode a line; locomo: LoCoMo samples."),
     ] = "jsonl",
-    path: PathOpt = None,
-    user: UserOpt = None,
-    agent: AgentOpt = None,
-    session: SessionOpt = None,
-    index: IndexOpt = None,
+    path: _PathOpt = None,
+    user: _UserOpt = None,
+    agent: _AgentOpt = None,
+    session: _SessionOpt = None,
+    index: _IndexOpt = None,
     structure: Annotated[
         bool,
         typer.Option(
             "--structure/--no-structure", help="Structure the episodes into knowledge now."
         ),
     ] = True,
-    as_json: JsonOpt = False,
+    as_json: _JsonOpt = False,
 ) -> None:
     """Store a file's episodes (all or none), then structure them into facts and procedures.
 
@@ -166,8 +168,8 @@ def ingest(
     con.print(f"memory at {out['path']}", markup=False)
 
 
-@app.command()
-def query(
+@app.command("query")
+def _query(
     ctx: typer.Context,
     text: Annotated[str, typer.Argument(help="What to look for.")],
     k: Annotated[int, typer.Option("--k", "-k", min=1, help="At most this many items.")] = 10,
@@ -182,12 +184,12 @@ def query(
         bool,
         typer.Option("--reason", help="Condense the knowledge into an answer (needs a model)."),
     ] = False,
-    path: PathOpt = None,
-    user: UserOpt = None,
-    agent: AgentOpt = None,
-    session: SessionOpt = None,
-    index: IndexOpt = None,
-    as_json: JsonOpt = False,
+    path: _PathOpt = None,
+    user: _UserOpt = None,
+    agent: _AgentOpt = None,
+    session: _SessionOpt = None,
+    index: _IndexOpt = None,
+    as_json: _JsonOpt = False,
 ) -> None:
     """The knowledge most relevant to TEXT, each item with the episodes it came from."""
     with _open(ctx, path, user, agent, session, index) as mem:
@@ -230,17 +232,17 @@ def query(
         _console(stderr=True).print("nothing matched in this namespace", markup=False)
 
 
-@app.command()
-def inspect(
+@app.command("inspect")
+def _inspect(
     ctx: typer.Context,
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=1, help="Graph items and audit entries shown.")
     ] = 10,
-    path: PathOpt = None,
-    user: UserOpt = None,
-    agent: AgentOpt = None,
-    session: SessionOpt = None,
-    as_json: JsonOpt = False,
+    path: _PathOpt = None,
+    user: _UserOpt = None,
+    agent: _AgentOpt = None,
+    session: _SessionOpt = None,
+    as_json: _JsonOpt = False,
 ) -> None:
     """Counts, a sample of the knowledge graph and the latest changes (the audit log)."""
     with _open(ctx, path, user, agent, session) as mem:
@@ -287,14 +289,14 @@ def inspect(
     con.print(log)
 
 
-@app.command()
-def reindex(
+@app.command("reindex")
+def _reindex(
     ctx: typer.Context,
-    path: PathOpt = None,
-    user: UserOpt = None,
-    agent: AgentOpt = None,
-    index: IndexOpt = None,
-    as_json: JsonOpt = False,
+    path: _PathOpt = None,
+    user: _UserOpt = None,
+    agent: _AgentOpt = None,
+    index: _IndexOpt = None,
+    as_json: _JsonOpt = False,
 ) -> None:
     """Rebuild the namespace's vector index from the SQLite log (the source of truth)."""
     with _open(ctx, path, user, agent, None, index) as mem:
@@ -307,8 +309,8 @@ def reindex(
         _console().print(f"indexed {n} items into {where}", markup=False)
 
 
-@app.command()
-def forget(
+@app.command("forget")
+def _forget(
     ctx: typer.Context,
     ids: Annotated[list[str] | None, typer.Argument(help="Fact or procedure ids.")] = None,
     episode: Annotated[
@@ -318,11 +320,11 @@ def forget(
     forget_session: Annotated[
         str | None, typer.Option("--forget-session", help="Every episode and item of a session.")
     ] = None,
-    path: PathOpt = None,
-    user: UserOpt = None,
-    agent: AgentOpt = None,
-    index: IndexOpt = None,
-    as_json: JsonOpt = False,
+    path: _PathOpt = None,
+    user: _UserOpt = None,
+    agent: _AgentOpt = None,
+    index: _IndexOpt = None,
+    as_json: _JsonOpt = False,
 ) -> None:
     """Remove items, episodes or a session from every retrieval path (audited)."""
     if not ids and not episode and forget_session is None:

@@ -20,12 +20,10 @@ offline fact, the cited ones for a model's.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
-from importlib.resources import files
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -255,12 +253,9 @@ class OfflineExtractor:
 @cache
 def load_prompt(name: str) -> dict[str, Any]:
     """A prompt file of this package (``memory/prompts/NAME.toml``), with its ``version``."""
-    data = tomllib.loads(
-        files("lemmata.memory").joinpath(f"prompts/{name}.toml").read_text(encoding="utf-8")
-    )
-    if "version" not in data:
-        raise ValueError(f"memory prompt {name!r} has no version")
-    return data
+    from lemmata.prompts import load_prompt as load
+
+    return load(name, "lemmata.memory")
 
 
 class _ModelFact(BaseModel):
