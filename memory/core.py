@@ -333,19 +333,25 @@ class Memory:
         rec: Any = {"statement": statement, **fields} if isinstance(statement, str) else statement
         return self.add_facts([rec])[0]
 
-    def add_facts(self, records: Iterable[FactInput | Mapping[str, Any]]) -> list[str]:
-        """Add pre-structured facts in one transaction, with the same duplicate and
-        contradiction rules as consolidation."""
+    def add_facts(self, records: Iterable[str | FactInput | Mapping[str, Any]]) -> list[str]:
+        """Add pre-structured facts (statements, or :class:`FactInput` records) in one
+        transaction, with the same duplicate and contradiction rules as consolidation."""
         facts: list[FactInput] = []
         for i, rec in enumerate(records):
-            try:
-                facts.append(
-                    rec if isinstance(rec, FactInput) else FactInput.model_validate(dict(rec))
+            if isinstance(rec, FactInput):
+                facts.append(rec)
+                continue
+            if isinstance(rec, str):
+                rec = {"statement": rec}
+            if not isinstance(rec, Mapping):
+                raise UsageError(
+                    f"fact {i}: expected a statement or a mapping, got {type(rec).__name__}; "
+                    "nothing was stored"
                 )
-            except (ValidationError, TypeError, ValueError) as exc:
-                if isinstance(exc, ValidationError):
-                    raise _record_error("fact", i, exc) from None
-                raise UsageError(f"fact {i}: {exc}; nothing was stored") from None
+            try:
+                facts.append(FactInput.model_validate(dict(rec)))
+            except ValidationError as exc:
+                raise _record_error("fact", i, exc) from None
         self._check_sources([s for f in facts for s in f.sources])
         drafts = [
             DraftFact(

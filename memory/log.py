@@ -154,6 +154,11 @@ class MemoryLog:
         with self._lock:
             self._db.close()
 
+    def integrity(self) -> str:
+        """SQLite's own check of the file: ``"ok"``, or what is damaged."""
+        rows = self._read("PRAGMA integrity_check")
+        return "; ".join(str(r[0]) for r in rows)
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One atomic write: all of it or none of it."""
