@@ -76,6 +76,19 @@ def _clean(s: str) -> str:
     return normalise(re.sub(r"\s*\([^)]*\)", "", s)).strip()
 
 
+# What follows a single value ("lives in Boston with her dogs", "works at Acme since May") is
+# circumstance, not part of the value.
+_VALUE_END = re.compile(
+    r"\s+(?:with|for|since|because|and|but|near|after|before|when|where|while|to|on|at|from|"
+    r"until|during|last|this|next|now)\b|[,;]",
+    re.I,
+)
+
+
+def _head(value: str) -> str:
+    return _VALUE_END.split(value, maxsplit=1)[0]
+
+
 def parse_claim(statement: str) -> Claim | None:
     """The claim a fact makes, or None when no rule reads it.
 
@@ -103,7 +116,8 @@ def parse_claim(statement: str) -> Claim | None:
     single = pred in _SINGLE_VALUED
     if pred == "is" and not m["neg"]:
         return None  # "X is happy" and "X is tired" are both true: no rule for plain "is"
-    return Claim(m["subj"].lower(), base, _clean(m["obj"]), m["neg"] is None, single)
+    value = _head(m["obj"]) if single else m["obj"]
+    return Claim(m["subj"].lower(), base, _clean(value), m["neg"] is None, single)
 
 
 def relate_by_rules(new: str, old: str) -> Relation:
@@ -113,6 +127,8 @@ def relate_by_rules(new: str, old: str) -> Relation:
     'contradiction'
     >>> relate_by_rules("Caroline likes hiking.", "Caroline likes painting.")
     'compatible'
+    >>> relate_by_rules("Caroline lives in Boston.", "Caroline lives in Boston with two dogs.")
+    'duplicate'
     """
     if normalise(new) == normalise(old):
         return "duplicate"

@@ -53,6 +53,7 @@ from lemmata.memory.types import (
     ProcedureInput,
     Retrieval,
     new_id,
+    procedure_text,
     stable_id,
 )
 
@@ -459,7 +460,7 @@ class Memory:
         report = report or ConsolidationReport()
         facts = extraction.facts
         procs = extraction.procedures
-        proc_texts = [_procedure_text(p) for p in procs]
+        proc_texts = [procedure_text(p.subgoal, p.steps, p.insight, p.outcome) for p in procs]
         texts = [f.statement for f in facts] + proc_texts
         vectors = self.embedder.embed(texts) if texts else np.zeros((0, 1), np.float32)
         fvec = vectors[: len(facts)]
@@ -925,13 +926,6 @@ def _as_datetime(value: datetime | str | None) -> datetime | None:
         return parse_timestamp(value)
     except ValueError as exc:
         raise UsageError(f"as_of: {exc}") from None
-
-
-def _procedure_text(p: DraftProcedure) -> str:
-    steps = "; ".join(p.steps)
-    tail = f" Insight: {p.insight}" if p.insight else ""
-    score = f" (outcome {p.outcome:+.2f})" if p.outcome is not None else ""
-    return f"To {p.subgoal}: {steps}.{tail}{score}"
 
 
 def _stored(r: sqlite3.Row) -> StoredEpisode:

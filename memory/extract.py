@@ -99,6 +99,34 @@ class Extractor(Protocol):
 
 # -- offline --------------------------------------------------------------------------------
 
+# "I live" becomes "Caroline lives": a present-tense verb after "I" (perhaps behind an adverb)
+# takes the third person. Past forms, modals and words that are not verbs stay as they are.
+_I_VERB = (
+    r"\bI (?P<adverb>(?:really|also|just|still|usually|often|always|never|actually|sometimes|"
+    r"mostly|even|only|now) )?(?P<verb>[a-z]+)\b"
+)
+_NOT_PRESENT_WORDS = (
+    "was were had did got made saw took came said felt thought found told gave knew left bought "
+    "began brought met ran wrote became kept heard lost won sent spent built put let set cut hit "
+    "could would should might must can will shall may used went tried ate drove flew grew drew "
+    "chose fell sat stood taught caught sold held led paid meant read wore woke swam sang rode "
+    "forgot spoke broke understood a an the to so too as not and or but if"
+)
+_NOT_PRESENT = frozenset(_NOT_PRESENT_WORDS.split())
+
+
+def _third_person(verb: str) -> str:
+    if verb in _NOT_PRESENT or verb.endswith("ed"):
+        return verb
+    if verb in ("have", "do", "go", "be"):
+        return {"have": "has", "do": "does", "go": "goes", "be": "is"}[verb]
+    if verb.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(verb) > 2 and verb.endswith("y") and verb[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
 _FIRST_PERSON: list[tuple[re.Pattern[str], str]] = [
     (re.compile(p), r)
     for p, r in [
@@ -108,6 +136,7 @@ _FIRST_PERSON: list[tuple[re.Pattern[str], str]] = [
         (r"\bI'll\b|\bI will\b", "{s} will"),
         (r"\bI don't\b|\bI do not\b", "{s} doesn't"),
         (r"\bI do\b", "{s} does"),
+        (_I_VERB, "{s} {adverb}{verb}"),
         (r"\bI\b", "{s}"),
         (r"\b[Mm]y\b", "{s}'s"),
         (r"\b[Mm]yself\b", "{s}"),
@@ -130,13 +159,22 @@ _SMALL_TALK = re.compile(
 )
 
 
+# "Big news: I moved..." and "Update: ..." announce a statement; they are not part of it.
+_LEAD_IN = re.compile(r"^(?:[A-Za-z']+ ){0,2}[A-Za-z']+:\s+(?=\S+ \S+)")
+
+
 def _rewrite(sentence: str, speaker: str | None, addressee: str | None) -> tuple[str, bool]:
     """Pronouns replaced by names; True when a first-person word was replaced."""
     changed = False
     out = sentence
     if speaker:
         for pat, rep in _FIRST_PERSON:
-            out, n = pat.subn(rep.format(s=speaker), out)
+            if "{verb}" in rep:
+                out, n = pat.subn(
+                    lambda m: f"{speaker} {m['adverb'] or ''}{_third_person(m['verb'])}", out
+                )
+            else:
+                out, n = pat.subn(rep.format(s=speaker), out)
             changed = changed or n > 0
     if addressee:
         for pat, rep in _SECOND_PERSON:
@@ -187,7 +225,7 @@ class OfflineExtractor:
             sentences.append(f"{who} shared a photo of {caption.strip().rstrip('.')}.")
         facts: list[DraftFact] = []
         for raw in sentences:
-            sentence = _SMALL_TALK.sub("", raw).strip()
+            sentence = _LEAD_IN.sub("", _SMALL_TALK.sub("", raw).strip()).strip()
             if not sentence:
                 continue
             content = terms(sentence)
@@ -233,9 +271,9 @@ class OfflineExtractor:
         if outcome is None:
             insight = ""
         elif outcome > 0:
-            insight = f"This worked (outcome {outcome:+.2f}) in session {actions[0].session}."
+            insight = f"This worked in session {actions[0].session}."
         else:
-            insight = f"This did not work (outcome {outcome:+.2f}); avoid repeating it as is."
+            insight = "This did not work; avoid repeating it as is."
         out.procedures.append(
             DraftProcedure(
                 subgoal=subgoal,

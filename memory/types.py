@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -26,6 +27,7 @@ __all__ = [
     "ProcedureInput",
     "Retrieval",
     "new_id",
+    "procedure_text",
     "stable_id",
 ]
 
@@ -164,10 +166,21 @@ class Procedure(BaseModel):
 
     @property
     def text(self) -> str:
-        steps = "; ".join(self.steps)
-        tail = f" Insight: {self.insight}" if self.insight else ""
-        score = f" (outcome {self.outcome:+.2f})" if self.outcome is not None else ""
-        return f"To {self.subgoal}: {steps}.{tail}{score}"
+        return procedure_text(self.subgoal, self.steps, self.insight, self.outcome)
+
+
+def procedure_text(
+    subgoal: str, steps: Sequence[str], insight: str = "", outcome: float | None = None
+) -> str:
+    """How a procedure reads as one item of knowledge.
+
+    >>> procedure_text("book a flight", ["Search two sites.", "Book the cheapest."], "", 1.0)
+    'To book a flight: Search two sites; Book the cheapest. (outcome +1.00)'
+    """
+    body = "; ".join(s.strip().rstrip(". ") for s in steps)
+    tail = f" Insight: {insight}" if insight else ""
+    score = f" (outcome {outcome:+.2f})" if outcome is not None else ""
+    return f"To {subgoal}: {body}.{tail}{score}"
 
 
 class Item(BaseModel):
