@@ -52,6 +52,7 @@ from lemmata.memory.types import (
     Procedure,
     ProcedureInput,
     Retrieval,
+    describe_error,
     new_id,
     procedure_text,
     stable_id,
@@ -73,9 +74,7 @@ Progress = Callable[[int, int], None]
 
 
 def _record_error(what: str, index: int, exc: ValidationError) -> UsageError:
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"]) or "(record)"
-    return UsageError(f"{what} {index}: {loc}: {err['msg']}; nothing was stored")
+    return UsageError(f"{what} {index}: {describe_error(exc)}; nothing was stored")
 
 
 @dataclass

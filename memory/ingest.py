@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from lemmata.errors import UsageError
 from lemmata.memory.dates import parse_timestamp
-from lemmata.memory.types import Episode
+from lemmata.memory.types import Episode, describe_error
 
 __all__ = ["Conversation", "Question", "read_jsonl", "read_locomo"]
 
@@ -86,9 +86,7 @@ def read_jsonl(path: str | Path) -> list[Episode]:
         try:
             out.append(Episode.model_validate(record))
         except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"]) or "(record)"
-            raise UsageError(f"{path}:{n}: {loc}: {err['msg']}; nothing was stored") from None
+            raise UsageError(f"{path}:{n}: {describe_error(exc)}; nothing was stored") from None
     return out
 
 
@@ -142,10 +140,7 @@ def read_locomo(path: str | Path) -> list[Conversation]:
                         )
                     )
                 except ValidationError as exc:
-                    err = exc.errors()[0]
-                    raise UsageError(
-                        f"{where}: {key} turn {t}: {'.'.join(map(str, err['loc']))}: {err['msg']}"
-                    ) from None
+                    raise UsageError(f"{where}: {key} turn {t}: {describe_error(exc)}") from None
         for q in sample.get("qa", conv.get("qa", [])) or []:
             if not isinstance(q, dict) or "question" not in q:
                 continue

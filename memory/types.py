@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from lemmata.memory.dates import parse_timestamp
 
@@ -26,12 +26,27 @@ __all__ = [
     "Procedure",
     "ProcedureInput",
     "Retrieval",
+    "describe_error",
     "new_id",
     "procedure_text",
     "stable_id",
 ]
 
 EpisodeKind = Literal["utterance", "observation", "action"]
+
+
+def describe_error(exc: ValidationError) -> str:
+    """The first problem of a validation error as ``field: message``.
+
+    >>> try:
+    ...     Episode.model_validate({"content": ""})
+    ... except ValidationError as exc:
+    ...     print(describe_error(exc))
+    content: String should have at least 1 character
+    """
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "(record)"
+    return f"{loc}: {err['msg']}"
 
 
 def new_id(prefix: str) -> str:
