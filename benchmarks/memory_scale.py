@@ -185,14 +185,28 @@ def main() -> None:
     ap.add_argument("--at", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--batch", type=int, default=2_000)
+    ap.add_argument(
+        "--path",
+        default=None,
+        help="keep the memory in this directory; a later run with the same --facts reuses it "
+        "and only measures retrieval",
+    )
+    ap.add_argument(
+        "--seed",
+        type=int,
+        default=11,
+        help="which questions are asked; give a new one with a reused --path, or the "
+        "questions' embeddings come from the disk cache and the timing leaves them out",
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
     sizes = sorted({s for s in args.at if s <= args.facts} | {args.facts})
     facts = make_facts(args.facts)
     say = (lambda *_a, **_k: None) if args.json else print
-    rng = random.Random(11)
+    rng = random.Random(args.seed)
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.path or scratch
         settings = Settings.load(data_dir=tmp)
         mem = Memory(f"{tmp}/mem", user="scale", settings=settings)
         embedder = mem.embedder
@@ -201,6 +215,16 @@ def main() -> None:
         ids: list[str] = []
         vectors: list[np.ndarray] = []
         rows = []
+        stored = {f.statement: f.id for f in mem.facts()}
+        reused = bool(stored)
+        if reused:
+            if len(stored) != args.facts or any(s not in stored for s, _ in facts[:100]):
+                raise SystemExit(f"{tmp} holds another benchmark's memory: give a fresh --path")
+            say(f"reusing the {len(stored)} facts in {tmp}: measuring retrieval only")
+            ids = [stored[s] for s, _ in facts]
+            vectors = [embedder.embed([s for s, _ in facts])]
+            added = args.facts
+            sizes = [args.facts]
         for size in sizes:
             while added < size:
                 chunk = facts[added : min(size, added + args.batch)]
@@ -223,14 +247,16 @@ def main() -> None:
             time.sleep(1.0)
             for i in rng.sample(range(added), 10):
                 mem.retrieve(facts[i][1], k=10, fresh=False)
+            # ours first, then the scan: interleaved, the scan's pass over the whole matrix
+            # evicts what the retrieval keeps warm, and both would be timed worse
             ours, scan, hits = [], [], 0
             for i in asked:
-                question = facts[i][1]
                 t0 = time.perf_counter()
-                found = mem.retrieve(question, k=10, fresh=False)
+                found = mem.retrieve(facts[i][1], k=10, fresh=False)
                 ours.append((time.perf_counter() - t0) * 1000)
                 hits += ids[i] in {item.id for item in found.items}
-                q = embedder.embed([question])[0]
+            for i in asked:
+                q = embedder.embed([facts[i][1]])[0]
                 t0 = time.perf_counter()
                 top = np.argpartition(-(matrix @ q), 10)[:10]
                 top = top[np.argsort(-(matrix[top] @ q))]
@@ -251,7 +277,7 @@ def main() -> None:
             )
         result = {
             "facts": added,
-            "add_facts_per_s": round(added / add_s, 1),
+            "add_facts_per_s": None if reused else round(added / add_s, 1),
             "sizes": rows,
             "target_p95_ms": 50,
             "target_met": rows[-1]["retrieve_ms_p95"] <= 50,
@@ -260,8 +286,9 @@ def main() -> None:
     if args.json:
         print(json.dumps(result))
     else:
+        rate = "reused" if reused else f"{result['add_facts_per_s']:.0f} facts/s"
         print(
-            f"add throughput {result['add_facts_per_s']:.0f} facts/s; p95 at {added} facts: "
+            f"add throughput {rate}; p95 at {added} facts: "
             f"{rows[-1]['retrieve_ms_p95']:.1f} ms (target <= 50 ms: "
             f"{'met' if result['target_met'] else 'NOT met'})"
         )

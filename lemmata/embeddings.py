@@ -246,6 +246,9 @@ class CachedEmbedder:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=30)
             conn.execute("PRAGMA journal_mode=WAL")
+            # derived data: a power cut may lose the latest entries, never corrupt the file,
+            # and a query's embedding is not worth an fsync on the retrieval path
+            conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS embeddings (model TEXT NOT NULL, digest BLOB NOT NULL,"
                 " dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, digest))"

@@ -190,13 +190,14 @@ class ChromaIndex:
         where: dict[str, Any] | None = None,
     ) -> list[list[tuple[str, float]]]:
         rows = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim or vectors.shape[-1])
-        coll = self._collection(space)
-        n = coll.count()
-        if n == 0 or k <= 0 or len(rows) == 0:
+        if k <= 0 or len(rows) == 0:
             return [[] for _ in range(len(rows))]
+        coll = self._collection(space)
+        # no count() first: chromadb returns fewer than k when it holds fewer, and counting
+        # costs as much as the query at 100k items
         res = coll.query(
             query_embeddings=rows,
-            n_results=min(k, n),
+            n_results=k,
             where=where or None,
             include=["distances"],
         )

@@ -76,6 +76,16 @@ CREATE TABLE IF NOT EXISTS audit (
     agent TEXT NOT NULL, op TEXT NOT NULL, item_id TEXT, detail TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS audit_ns ON audit (user, agent, seq);
+CREATE TABLE IF NOT EXISTS item_counts (
+    user TEXT NOT NULL, agent TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (user, agent)
+);
+CREATE TRIGGER IF NOT EXISTS item_counts_add AFTER INSERT ON items BEGIN
+    INSERT INTO item_counts (user, agent, n) VALUES (NEW.user, NEW.agent, 1)
+    ON CONFLICT (user, agent) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS item_counts_remove AFTER DELETE ON items BEGIN
+    UPDATE item_counts SET n = n - 1 WHERE user = OLD.user AND agent = OLD.agent;
+END;
 """
 
 
@@ -134,7 +144,15 @@ class MemoryLog:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA foreign_keys=ON")
+            had_counts = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'item_counts'"
+            ).fetchone()
             self._db.executescript(_SCHEMA)
+            if not had_counts:  # a file from before the counts table: count once
+                self._db.execute(
+                    "INSERT OR REPLACE INTO item_counts (user, agent, n) "
+                    "SELECT user, agent, count(*) FROM items GROUP BY user, agent"
+                )
             version = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreError(
@@ -479,40 +497,114 @@ class MemoryLog:
 
     # -- retrieval channels -------------------------------------------------------------
 
-    def search_text(self, ns: Namespace, match: str, limit: int) -> list[tuple[str, float]]:
-        """BM25 over the FTS5 index, best first, within the namespace."""
-        scope, args = self._scope(ns, "i")
+    def search_text(
+        self, ns: Namespace, words: Sequence[str], limit: int, *, max_postings: int = 2000
+    ) -> list[tuple[str, float]]:
+        """BM25 over the FTS5 index, best first, within the namespace.
+
+        Ranking scores every document a word occurs in, so the words go in rarest first
+        within a budget of postings (a word's postings are counted up to the budget, which
+        is cheap). When frequent words are left out, the items holding *all* the words come
+        first (FTS5 intersects posting lists without scoring them), then the rare words' best:
+        the cost stays bounded at any size, and a query whose words are each common but
+        together specific still finds its item.
+        """
+        if not words:
+            return []
+        counted: list[tuple[int, str]] = []
         try:
-            rows = self._read(
-                "SELECT i.id, bm25(items_fts) AS score FROM items_fts JOIN items i "
-                f"ON i.rowid = items_fts.rowid WHERE items_fts MATCH ? AND {scope} "
-                "ORDER BY score LIMIT ?",
-                [match, *args, limit],
-            )
+            for w in words:
+                n = self._read(
+                    "SELECT count(*) FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
+                    "LIMIT ?)",
+                    [f'"{w}"', max_postings + 1],
+                )[0][0]
+                if n:
+                    counted.append((int(n), w))
+            chosen: list[str] = []
+            postings = 0
+            for n, w in sorted(counted):
+                if chosen and postings + n > max_postings:
+                    break
+                chosen.append(w)
+                postings += n
+            if not chosen:
+                return []
+            ranked = []
+            if len(chosen) < len(counted):
+                every = " AND ".join(f'"{w}"' for _, w in counted)
+                ranked = self._rank_text(ns, every, limit)
+            ranked += self._rank_text(ns, " OR ".join(f'"{w}"' for w in chosen), limit)
         except sqlite3.OperationalError:
             return []
+        out: dict[str, float] = {}
+        for item_id, score in ranked:
+            out.setdefault(item_id, score)
+        return list(out.items())[:limit]
+
+    def _rank_text(self, ns: Namespace, match: str, limit: int) -> list[tuple[str, float]]:
+        scope, args = self._scope(ns, "i")
+        # FTS5 ranks its own matches fast (ORDER BY rank LIMIT); joining every match to the
+        # items table first is what grows with the memory. So rank a generous head, keep the
+        # namespace's share of it, and only when that share falls short (other namespaces fill
+        # the head) rank with the join, which is exact.
+        head = 8 * limit
+        rows = self._read(
+            "SELECT i.id, h.score FROM (SELECT rowid, rank AS score FROM items_fts "
+            "WHERE items_fts MATCH ? ORDER BY rank LIMIT ?) h JOIN items i "
+            f"ON i.rowid = h.rowid WHERE {scope} ORDER BY h.score LIMIT ?",
+            [match, head, *args, limit],
+        )
+        if len(rows) < limit:
+            total = self._read(
+                "SELECT count(*) FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
+                "LIMIT ?)",
+                [match, head],
+            )[0][0]
+            if total >= head:
+                rows = self._read(
+                    "SELECT i.id, bm25(items_fts) AS score FROM items_fts JOIN items i "
+                    f"ON i.rowid = items_fts.rowid WHERE items_fts MATCH ? AND {scope} "
+                    "ORDER BY score LIMIT ?",
+                    [match, *args, limit],
+                )
         return [(r[0], -float(r[1])) for r in rows]
 
     def search_terms(
-        self, ns: Namespace, terms: Sequence[str], limit: int, *, max_df: int
+        self,
+        ns: Namespace,
+        terms: Sequence[str],
+        limit: int,
+        *,
+        max_df: int,
+        max_postings: int = 1000,
     ) -> list[tuple[str, float]]:
         """Items sharing tags or entities with the query, weighted by rarity (IDF).
 
-        Terms on more than ``max_df`` items are left out: they do not discriminate, and their
-        posting lists are what would make this slow.
+        Terms on more than ``max_df`` items, or more than ``max_postings``, are left out: they
+        do not discriminate at retrieval depth, and their posting lists are what would make
+        this slow. The rest go in rarest first within ``max_postings`` postings, so the cost
+        stays bounded however large the memory grows. Frequencies are counted up to the cap.
         """
         if not terms:
             return []
-        marks = ",".join("?" * len(terms))
-        df = {
-            r[0]: r[1]
-            for r in self._read(
-                f"SELECT term, count(*) FROM item_terms WHERE user=? AND agent=? AND term IN ({marks}) "
-                "GROUP BY term",
-                [ns.user, ns.agent, *terms],
-            )
-        }
-        use = [t for t in terms if 0 < df.get(t, 0) <= max_df]
+        cap = min(max_df, max_postings)
+        df: dict[str, int] = {}
+        for t in dict.fromkeys(terms):
+            n = self._read(
+                "SELECT count(*) FROM (SELECT 1 FROM item_terms WHERE user=? AND agent=? "
+                "AND term=? LIMIT ?)",
+                [ns.user, ns.agent, t, cap + 1],
+            )[0][0]
+            if 0 < n <= cap:
+                df[t] = int(n)
+        use: list[str] = []
+        postings = 0
+        for t in sorted(df, key=lambda t: df[t]):
+            if postings + df[t] > max_postings:
+                break
+            use.append(t)
+            postings += df[t]
         if not use:
             return []
         import math
@@ -603,11 +695,9 @@ class MemoryLog:
         return [(r[0], r[1]) for r in self._read("SELECT DISTINCT user, agent FROM items")]
 
     def item_count(self, ns: Namespace) -> int:
-        return int(
-            self._read("SELECT count(*) FROM items WHERE user=? AND agent=?", (ns.user, ns.agent))[
-                0
-            ][0]
-        )
+        """Items of the (user, agent) pair, from the count the triggers keep (no scan)."""
+        rows = self._read("SELECT n FROM item_counts WHERE user=? AND agent=?", (ns.user, ns.agent))
+        return int(rows[0][0]) if rows else 0
 
     # -- audit and counts ---------------------------------------------------------------
 

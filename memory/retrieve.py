@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from lemmata.memory.text import count_tokens, entities, fts_query, terms
+from lemmata.memory.text import count_tokens, entities, fts_words, terms
 from lemmata.memory.types import Item, Namespace, Retrieval
 
 if TYPE_CHECKING:
@@ -109,8 +109,7 @@ def retrieve(
     vector = embedder.embed([query])[0]
     where = {"session": ns.session} if ns.session else None
     rankings["dense"] = [i for i, _ in index.query(space, vector[None, :], depth, where)[0]]
-    match = fts_query(query)
-    rankings["bm25"] = [i for i, _ in log.search_text(ns, match, depth)] if match else []
+    rankings["bm25"] = [i for i, _ in log.search_text(ns, fts_words(query), depth)]
     qterms = list(dict.fromkeys([*entities(query), *terms(query)]))
     total = max(1, log.item_count(ns))
     max_df = max(20, int(cfg.max_term_share * total))

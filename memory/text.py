@@ -14,12 +14,14 @@ memory on every machine.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 __all__ = [
     "STOPWORDS",
     "count_tokens",
     "entities",
     "fts_query",
+    "fts_words",
     "normalise",
     "split_sentences",
     "stem",
@@ -385,11 +387,11 @@ def entities(text: str) -> list[str]:
     return list(found)
 
 
-def fts_query(text: str, *, max_terms: int = 24) -> str | None:
-    """An FTS5 ``MATCH`` expression (terms joined by OR, each quoted) for free text.
+def fts_words(text: str, *, max_terms: int = 24) -> list[str]:
+    """The words of free text that a full-text query uses: lowercased, no stopwords, each once.
 
-    Quoting makes any user text safe: FTS5 syntax in a query is matched literally. The index
-    uses the Porter stemmer, so ``groups`` in a query finds ``group``.
+    >>> fts_words("Where does Caroline's sister live?")
+    ["caroline's", 'sister', 'live']
     """
     words: dict[str, None] = {}
     for word in _WORD.findall(text):
@@ -397,6 +399,17 @@ def fts_query(text: str, *, max_terms: int = 24) -> str | None:
         if low in STOPWORDS or len(low) < 2:
             continue
         words.setdefault(low.replace('"', ""), None)
+    return list(words)[:max_terms]
+
+
+def fts_query(text: str | Sequence[str], *, max_terms: int = 24) -> str | None:
+    """An FTS5 ``MATCH`` expression (terms joined by OR, each quoted) for free text, or for
+    words already chosen.
+
+    Quoting makes any user text safe: FTS5 syntax in a query is matched literally. The index
+    uses the Porter stemmer, so ``groups`` in a query finds ``group``.
+    """
+    words = fts_words(text, max_terms=max_terms) if isinstance(text, str) else list(text)
     if not words:
         return None
-    return " OR ".join(f'"{w}"' for w in list(words)[:max_terms])
+    return " OR ".join(f'"{w}"' for w in words)
