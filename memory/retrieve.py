@@ -7,6 +7,8 @@ Channels (each returns ranked item ids from an index, never a scan):
 - ``terms``: shared tags and entities (names, numbers, resolved dates), weighted by rarity;
 - ``graph``: one hop from the best hits: facts sharing a source episode with them
   (fact <-> episode <-> sibling facts), and the other procedures under a hit's subgoal;
+- ``adjacent``: facts from the turns just before and after a best hit's episodes, in the same
+  session (a question's answer often spans a turn and the reply to it);
 - ``recency`` and ``dated``: among the candidates only, newer first, and (for "when"
   questions) those that carry a resolved date.
 
@@ -40,6 +42,7 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
     "bm25": 1.0,
     "terms": 0.6,
     "graph": 0.3,
+    "adjacent": 0.7,
     "recency": 0.1,
     "dated": 0.4,
 }
@@ -121,8 +124,11 @@ def retrieve(
     hops = log.siblings(ns, seeds, depth)
     hops.sort(key=lambda pair: seed_rank.get(pair[1], len(seeds)))
     graph = list(dict.fromkeys(h for h, _ in hops))
+    near = log.adjacent(ns, seeds, depth)
+    near.sort(key=lambda pair: seed_rank.get(pair[1], len(seeds)))
+    rankings["adjacent"] = list(dict.fromkeys(h for h, _ in near if h not in seed_rank))
 
-    rows = {r["id"]: r for r in log.items(ns, list({*first, *graph}))}
+    rows = {r["id"]: r for r in log.items(ns, list({*first, *graph, *rankings["adjacent"]}))}
     subgoals = list(
         dict.fromkeys(rows[s]["subgoal_id"] for s in seeds if s in rows and rows[s]["subgoal_id"])
     )
