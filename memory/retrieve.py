@@ -14,7 +14,8 @@ Channels (each returns ranked item ids from an index, never a scan):
 
 Validity: by default only facts valid now (``valid_to`` unset) are returned; ``as_of`` asks
 for what was valid at a moment, ``include_history`` for everything. Credibility scales the
-fused score. Packing keeps rank order and stops at ``k`` items or ``budget_tokens``.
+fused score. Packing keeps rank order, except that an item whose source episodes the items
+above it already cover moves after the rest, and stops at ``k`` items or ``budget_tokens``.
 """
 
 from __future__ import annotations
@@ -160,6 +161,17 @@ def retrieve(
     for name, ranked in rankings.items():
         for rank, i in enumerate(ranked, 1):
             channel_ranks.setdefault(i, {}).setdefault(name, rank)
+
+    # An item whose episodes the items above it already cover adds little that they do not
+    # (another sentence of the same turn): it goes after the rest, not out.
+    covered: set[str] = set()
+    fresh: list[str] = []
+    repeats: list[str] = []
+    for i in order:
+        sources = set(candidates[i]["sources"].split("\x1f")) if candidates[i]["sources"] else set()
+        (repeats if sources and sources <= covered else fresh).append(i)
+        covered |= sources
+    order = fresh + repeats
 
     items: list[Item] = []
     used = 0
