@@ -172,9 +172,8 @@ class RecordNode:
     def __call__(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         messages = state.get("messages") or []
         start = state.get("recorded", 0)
-        session = _session(config)
-        if self.memory.namespace.session and session != self.memory.namespace.session:
-            session = self.memory.namespace.session
+        # a memory confined to one session records there; otherwise the thread is the session
+        session = self.memory.namespace.session or _session(config)
         episodes = [
             {
                 "content": _text(m),

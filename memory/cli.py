@@ -249,14 +249,16 @@ def _inspect(
         stats = mem.stats()
         nodes = mem.facts(limit=limit) + mem.procedures(limit=limit)
         audit = mem.audit(limit)
+    from lemmata.memory.types import Fact
+
     sample: list[dict[str, Any]] = [
         {
             "id": n.id,
-            "kind": "fact" if hasattr(n, "statement") else "procedure",
-            "text": getattr(n, "statement", None) or getattr(n, "text", ""),
+            "kind": "fact" if isinstance(n, Fact) else "procedure",
+            "text": n.statement if isinstance(n, Fact) else n.text,
             "sources": list(n.sources),
-            "current": getattr(n, "valid_to", None) is None,
-            "superseded_by": getattr(n, "superseded_by", None),
+            "current": not isinstance(n, Fact) or n.valid_to is None,
+            "superseded_by": n.superseded_by if isinstance(n, Fact) else None,
         }
         for n in nodes[:limit]
     ]

@@ -624,25 +624,32 @@ class MemoryLog:
 
     def siblings(self, ns: Namespace, item_ids: Sequence[str], limit: int) -> list[tuple[str, str]]:
         """(sibling, seed) pairs: items that share a source episode with a seed item."""
-        if not item_ids:
-            return []
-        marks = ",".join("?" * len(item_ids))
-        scope, args = self._scope(ns, "i")
-        return [
-            (r[0], r[1])
-            for r in self._read(
-                "SELECT DISTINCT b.item_id, a.item_id FROM item_sources a JOIN item_sources b "
-                "ON b.user=a.user AND b.agent=a.agent AND b.episode_id=a.episode_id "
-                "JOIN items i ON i.user=b.user AND i.agent=b.agent AND i.id=b.item_id "
-                f"WHERE a.user=? AND a.agent=? AND a.item_id IN ({marks}) AND b.item_id != a.item_id "
-                f"AND {scope} LIMIT ?",
-                [ns.user, ns.agent, *item_ids, *args, limit],
-            )
-        ]
+        return self._hop(
+            ns,
+            item_ids,
+            limit,
+            "JOIN item_sources b ON b.user=a.user AND b.agent=a.agent "
+            "AND b.episode_id=a.episode_id AND b.item_id != a.item_id",
+        )
 
     def adjacent(self, ns: Namespace, item_ids: Sequence[str], limit: int) -> list[tuple[str, str]]:
         """(neighbour, seed) pairs: items derived from the turns just before and after a seed's
         source episodes in the same session (an answer often spans a turn and its reply)."""
+        return self._hop(
+            ns,
+            item_ids,
+            limit,
+            "JOIN episodes e ON e.user=a.user AND e.agent=a.agent AND e.id=a.episode_id "
+            "JOIN episodes n ON n.user=e.user AND n.agent=e.agent AND n.session=e.session "
+            "AND n.rowid BETWEEN e.rowid - 1 AND e.rowid + 1 AND n.rowid != e.rowid "
+            "JOIN item_sources b ON b.user=n.user AND b.agent=n.agent AND b.episode_id=n.id",
+        )
+
+    def _hop(
+        self, ns: Namespace, item_ids: Sequence[str], limit: int, joins: str
+    ) -> list[tuple[str, str]]:
+        """(reached item ``b``, seed ``a``) pairs along ``joins`` from the seeds' sources,
+        within the namespace."""
         if not item_ids:
             return []
         marks = ",".join("?" * len(item_ids))
@@ -650,11 +657,7 @@ class MemoryLog:
         return [
             (r[0], r[1])
             for r in self._read(
-                "SELECT DISTINCT b.item_id, a.item_id FROM item_sources a "
-                "JOIN episodes e ON e.user=a.user AND e.agent=a.agent AND e.id=a.episode_id "
-                "JOIN episodes n ON n.user=e.user AND n.agent=e.agent AND n.session=e.session "
-                "AND n.rowid BETWEEN e.rowid - 1 AND e.rowid + 1 AND n.rowid != e.rowid "
-                "JOIN item_sources b ON b.user=n.user AND b.agent=n.agent AND b.episode_id=n.id "
+                f"SELECT DISTINCT b.item_id, a.item_id FROM item_sources a {joins} "
                 "JOIN items i ON i.user=b.user AND i.agent=b.agent AND i.id=b.item_id "
                 f"WHERE a.user=? AND a.agent=? AND a.item_id IN ({marks}) AND {scope} LIMIT ?",
                 [ns.user, ns.agent, *item_ids, *args, limit],

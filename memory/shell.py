@@ -29,12 +29,10 @@ def _parser(prog: str) -> CommandParser:
     return p
 
 
-def _open(ctx: CommandContext, ns: argparse.Namespace, session: str | None = None) -> Memory:
+def _open(ctx: CommandContext, ns: argparse.Namespace) -> Memory:
     from lemmata.memory.core import Memory
 
-    return Memory(
-        user=ns.user, agent=ns.agent, session=session, settings=ctx.settings, model=ctx.model
-    )
+    return Memory(user=ns.user, agent=ns.agent, settings=ctx.settings, model=ctx.model)
 
 
 def _split(args: str, prog: str) -> list[str]:

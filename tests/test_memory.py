@@ -81,3 +81,53 @@ def test_bad_episode_is_named_and_nothing_is_stored(tmp_path, embedder):
     with pytest.raises(UsageError, match="episode 1: content"):
         mem.add_episodes([{"content": "fine"}, {"content": "   "}])
     assert mem.episodes() == []
+
+
+def test_the_reply_next_to_a_hit_is_retrieved_through_the_adjacent_channel(tmp_path, embedder):
+    mem = Memory(tmp_path / "m", user="u", embedder=embedder)
+    # other talk of Chicago outranks the reply (which names neither Chicago nor the marathon)
+    # in every channel but the hop from the question it answers
+    mem.add_episodes(
+        [
+            {"content": f"My cousin number {n} moved to Chicago for a job.", "speaker": "Cy"}
+            for n in range(12)
+        ],
+    )
+    ids = mem.add_episodes(
+        [
+            {"content": "Did you run the Chicago marathon last weekend?", "speaker": "Bob"},
+            {"content": "Yes, I finished in four hours and ten minutes.", "speaker": "Alice"},
+        ]
+    )
+    found = mem.retrieve("Chicago marathon", k=20)
+    reply = next(i for i in found.items if i.provenance == (ids[1],))
+    assert "adjacent" in reply.channels
+
+
+def test_items_from_turns_not_yet_covered_come_before_repeats(tmp_path, embedder):
+    mem = Memory(tmp_path / "m", user="u", embedder=embedder)
+    first = mem.add_episode(
+        "I bake sourdough bread every week. I bake rye bread on Sundays.", speaker="Ann"
+    )
+    second = mem.add_episode("I bake cornbread for the school fair.", speaker="Ben")
+    found = mem.retrieve("Who bakes bread?", k=2)
+    assert {p for i in found.items for p in i.provenance} == {first, second}
+
+
+def test_bm25_keeps_its_cost_bounded_without_losing_the_specific_item(tmp_path, embedder):
+    mem = Memory(tmp_path / "m", user="u", embedder=embedder)
+    ids = mem.add_facts(
+        [f"Nora sings {n}." for n in range(6)]
+        + [f"Omar repairs clocks near Lisbon {n}." for n in range(8)]
+        + ["Nora repairs old clocks in Lisbon."]
+    )
+    words = ["nora", "clocks", "lisbon"]
+    # over the budget of 5 postings, only the rarest word ("nora", 7 items) would rank, and
+    # its short items would come first: the AND of all the words puts the specific item first
+    hits = mem.log.search_text(mem.namespace, words, 3, max_postings=5)
+    assert hits[0][0] == ids[-1]
+    # another namespace's items filling FTS5's head do not crowd this one's out
+    other = mem.scoped(user="v")
+    other.add_facts([f"Nora repairs clocks in Lisbon, shop {n}." for n in range(40)])
+    hits = mem.log.search_text(mem.namespace, words, 2)
+    assert [h for h, _ in hits][:1] == [ids[-1]] and len(hits) == 2
