@@ -15,6 +15,8 @@ class                          code                         raised when
 ``MissingDependency``          ``missing_dependency``       an optional package is not installed
 ``ToolNotFound``               ``tool_not_found``           a system program (coqc, tesseract...)
                                                             is not on PATH
+``DataSourceError``            ``data_source``              a database or data folder cannot be
+                                                            opened or read
 ``ModelError``                 ``model``                    base class of the LLM layer's errors
 ``ModelNotConfigured``         ``model_not_configured``     a feature needs a model, none is set
 ``UnknownModel``               ``unknown_model``            the model name is not one the
@@ -37,6 +39,7 @@ from __future__ import annotations
 __all__ = [
     "AuthenticationFailed",
     "ConfigError",
+    "DataSourceError",
     "LemmataError",
     "MissingApiKey",
     "MissingDependency",
@@ -116,6 +119,15 @@ class ToolNotFound(LemmataError):
         self.tool = tool
         self.install = install
         self.setting = setting
+
+
+class DataSourceError(LemmataError):
+    """A database file or data folder given as input cannot be opened or read.
+
+    The message names the file and what to give instead; the source is never modified.
+    """
+
+    code = "data_source"
 
 
 class ModelError(LemmataError):
