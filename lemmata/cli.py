@@ -30,9 +30,11 @@ app = typer.Typer(
 
 def _add_capability_apps() -> None:
     # Each capability's sub-commands live beside it; their modules import only typer at load.
+    from lemmata.agents.research.cli import register as register_research
     from lemmata.memory.cli import app as memory_app
 
     app.add_typer(memory_app, name="memory")
+    register_research(app)
 
 
 _add_capability_apps()

@@ -15,9 +15,11 @@ group_difference   one level's mean differs from the rest: Welch p < 1e-6, \\|Co
 relationship       the same test across a link (child values grouped by a parent column, or
                    the number of child rows per parent)
 correlation        \\|Pearson r\\| >= 0.25, p < 1e-6, n >= 30
-trend              monthly means fit a line (p < 1e-4, R^2 >= 0.5) better than a step
-change             monthly means fit a step better than a line, Welch p < 1e-8 before/after
-outlier            rows (at most 5) with \\|robust z\\| >= 7 (on the log scale for skewed
+trend              monthly means fit a line (p < 1e-4, R^2 >= 0.3) at least as well as the best
+                   step
+change             the best step leaves <= 0.8 of a line's squared error, Welch p < 1e-8
+                   before/after, a shift of >= 0.25 standard deviations
+outlier            rows (at most 5) with \\|robust z\\| >= 5.5 (on the log scale for skewed
                    positive columns); for an entity, its mean \\|robust z\\| >= 3 among entities
 =================  ==========================================================================
 """
@@ -67,8 +69,10 @@ def parse_entity(text: str) -> tuple[str, str]:
 
 
 def _fmt(x: float) -> str:
-    if x == 0 or not math.isfinite(x):
+    if not math.isfinite(x):
         return str(x)
+    if float(x).is_integer() and abs(x) < 1e15:
+        return f"{int(x):,}"
     if abs(x) >= 100:
         return f"{x:,.0f}"
     if abs(x) >= 1:
@@ -281,7 +285,7 @@ class Explorer:
             return Outcome(observation=f"{h.table}.{col}: too few values")
         kept = x[np.abs(_robust_z(x)) < 7]
         g = float(stats.skew(kept))
-        if abs(g) < 1.0:
+        if not abs(g) >= 1.0:
             return Outcome(observation=f"{h.table}.{col}: skewness {g:.2f}")
         sql = ev.skew_sql(h.table, self._expr(h.table, col), [self._col(h.table, col).present()])
         value = self._value(sql)
@@ -317,7 +321,7 @@ class Explorer:
         top, n_top = max(counts.items(), key=lambda kv: kv[1])
         share = n_top / len(values)
         p = float(stats.chisquare(list(counts.values())).pvalue)
-        if share < max(0.3, 1.3 / k) or p >= 1e-6:
+        if share < max(0.3, 1.3 / k) or not p < 1e-6:
             return Outcome(observation=f"{h.table}.{col}: top level {top!r} holds {share:.0%}")
         sql = ev.share_sql(h.table, col, top)
         value = self._value(sql)
@@ -370,7 +374,7 @@ class Explorer:
         if found is None:
             return Outcome(observation=f"{h.table}: groups of {cat} too small")
         level, ma, mb, d, p = found
-        if p >= 1e-6 or abs(d) < 0.3:
+        if not (p < 1e-6 and abs(d) >= 0.3):
             return Outcome(observation=f"{h.table}.{num} by {cat}: no clear difference (p={p:.2g})")
         direction = "higher" if d > 0 else "lower"
         sql = ev.mean_sql(h.table, self._expr(h.table, num), [ev.equals(cat, level)])
@@ -418,7 +422,7 @@ class Explorer:
         if found is None:
             return Outcome(observation=f"{h.note}: groups of {pcat} too small")
         level, ma, mb, d, p = found
-        if p >= 1e-6 or abs(d) < 0.3:
+        if not (p < 1e-6 and abs(d) >= 0.3):
             return Outcome(observation=f"{h.note} by {pcat}: no clear difference (p={p:.2g})")
         direction = "higher" if d > 0 else "lower"
         where = [ev.equals(pcat, level, "p")]
@@ -471,7 +475,7 @@ class Explorer:
             return Outcome(observation=f"{h.table}: too few pairs of {a}, {b}")
         r, p = stats.pearsonr(x[ok], y[ok])
         r, p = float(r), float(p)
-        if abs(r) < 0.25 or p >= 1e-6:
+        if not (abs(r) >= 0.25 and p < 1e-6):
             return Outcome(observation=f"{h.table}.{a} ~ {b}: r = {r:.2f}")
         sql = ev.pearson_sql(
             h.table,
@@ -556,7 +560,7 @@ class Explorer:
         fit = self._trend_fit(h.table, num, date_col)
         if fit is None:
             return Outcome(observation=f"{h.table}.{num or 'rows'} over {date_col}: too few months")
-        if fit["p"] >= 1e-4 or fit["r2"] < 0.5 or fit["lin_sse"] > 0.7 * fit["step_sse"]:
+        if not (fit["p"] < 1e-4 and fit["r2"] >= 0.3 and fit["lin_sse"] <= fit["step_sse"]):
             return Outcome(
                 observation=f"{h.table}.{num or 'rows'} over {date_col}: no steady trend (R^2={fit['r2']:.2f})"
             )
@@ -601,7 +605,7 @@ class Explorer:
         p = float(p)
         sd = float(x.std()) or 1e-12
         diff = float(after.mean() - before.mean())
-        if p >= 1e-8 or abs(diff) < 0.25 * sd or fit["step_sse"] > 0.6 * fit["lin_sse"]:
+        if not (p < 1e-8 and abs(diff) >= 0.25 * sd and fit["step_sse"] <= 0.8 * fit["lin_sse"]):
             return Outcome(observation=f"{h.table}.{num} over {date_col}: no step change")
         year, month = divmod(fit["split_month"] - 1, 12)
         when = date(year, month + 1, 1).isoformat()
@@ -649,7 +653,7 @@ class Explorer:
             scale = np.where(ok, np.log(np.where(ok, x, 1.0)), np.nan)
         z = np.full(len(x), np.nan)
         z[ok] = _robust_z(scale[ok])
-        flagged = [i for i in np.argsort(-np.abs(np.nan_to_num(z))) if abs(np.nan_to_num(z[i])) >= 7]
+        flagged = [i for i in np.argsort(-np.abs(np.nan_to_num(z))) if abs(np.nan_to_num(z[i])) >= 5.5]
         if not flagged or len(flagged) > max(5, int(0.002 * ok.sum())):
             return Outcome(observation=f"{h.table}.{col}: {len(flagged)} extreme rows")
         key = t.profile.key
@@ -789,7 +793,7 @@ class Explorer:
                 return Outcome(observation=f"{entity}: too few rows in {h.table} to compare")
             arr = np.array([means[k][0] for k in keys])
             z = float(_robust_z(arr)[keys.index(mine_key)])
-            if abs(z) < 3:
+            if not abs(z) >= 3:
                 return Outcome(observation=f"{entity}: {num} is typical (z={z:.1f})")
             direction = "higher" if z > 0 else "lower"
             if is_count:
@@ -825,7 +829,7 @@ class Explorer:
             if ok.sum() < 8:
                 return Outcome(observation=f"{entity}: too few dated {num} values")
             fit = stats.linregress(days[ok], x[ok])
-            if fit.pvalue >= 1e-3 or abs(fit.rvalue) < 0.5:
+            if not (fit.pvalue < 5e-3 and abs(fit.rvalue) >= 0.5):
                 return Outcome(observation=f"{entity}: no trend in {num} (r={fit.rvalue:.2f})")
             direction = "increase" if fit.slope > 0 else "decrease"
             sql = ev.entity_slope_sql(
@@ -859,7 +863,7 @@ class Explorer:
         s_e = mine_levels.count(top) / len(mine_levels)
         s_p = all_levels.count(top) / len(all_levels)
         p = float(stats.binomtest(mine_levels.count(top), len(mine_levels), s_p, alternative="greater").pvalue)
-        if p >= 5e-3 or s_e - s_p < 0.2:
+        if not (p < 5e-3 and s_e - s_p >= 0.2):
             return Outcome(observation=f"{entity}: {cat} mix is typical")
         sql = ev.share_sql(h.table, cat, top, where)
         v = self._value(sql)

@@ -79,6 +79,13 @@ def research(
     """
     from langgraph.checkpoint.sqlite import SqliteSaver
 
+    try:
+        import numpy  # noqa: F401
+        import scipy  # noqa: F401
+    except ImportError:
+        from lemmata.errors import MissingDependency
+
+        raise MissingDependency("the research agent", "pip install 'lemmata[research]'") from None
     if budget_turns < 1:
         raise UsageError(f"--budget-turns must be at least 1 (got {budget_turns})")
     if budget_seconds <= 0:

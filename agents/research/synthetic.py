@@ -176,9 +176,15 @@ def _item(
     )
 
 
-def generate(path: str | Path, seed: int, *, domain: str | None = None) -> GeneratedDatabase:
+def generate(
+    path: str | Path, seed: int, *, domain: str | None = None, planted: bool = True
+) -> GeneratedDatabase:
     """Write a database with planted insights to ``path`` (replacing it) and return its
-    checklists."""
+    checklists.
+
+    ``planted=False`` writes the same structure with every effect switched off (a null
+    database, to count what an explorer reports about pure noise); its checklists are empty.
+    """
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -188,7 +194,7 @@ def generate(path: str | Path, seed: int, *, domain: str | None = None) -> Gener
     path.unlink(missing_ok=True)
 
     # -- shape ------------------------------------------------------------------------------
-    n_parent = int(rng.integers(150, 350))
+    n_parent = int(rng.integers(80, 350))
     start = date(int(rng.integers(2018, 2023)), int(rng.integers(1, 13)), 1)
     days = int(rng.integers(24, 40)) * 30
     pcats = list(d["pcats"].items())
@@ -226,25 +232,28 @@ def generate(path: str | Path, seed: int, *, domain: str | None = None) -> Gener
     entity_id = int(parent_ids[entity_index])
 
     # -- the event table -----------------------------------------------------------------------
-    per_parent = rng.poisson(rng.uniform(8, 14), size=n_parent) + 1
-    per_parent[entity_index] = int(rng.integers(24, 36))
+    per_parent = rng.poisson(rng.uniform(5, 14), size=n_parent) + 1
+    per_parent[entity_index] = int(rng.integers(24, 36)) if planted else per_parent[entity_index]
     base = {c: float(rng.uniform(20, 500)) for c in cnums}
     sd = {c: base[c] * float(rng.uniform(0.15, 0.3)) for c in cnums}
     grp_level = str(rng.choice(grp_levels))
     grp_sign = 1 if rng.random() < 0.5 else -1
-    grp_d = float(rng.uniform(0.6, 1.2))
+    grp_d = float(rng.uniform(0.3, 1.2))
     cor_sign = 1 if rng.random() < 0.5 else -1
-    cor_r = float(rng.uniform(0.4, 0.8))
+    cor_r = float(rng.uniform(0.2, 0.8))
     rel_level = str(rng.choice(prel_levels))
     rel_sign = 1 if rng.random() < 0.5 else -1
-    rel_d = float(rng.uniform(0.6, 1.1))
+    rel_d = float(rng.uniform(0.3, 1.1))
     share_level = str(rng.choice(share_levels))
-    share_p = float(rng.uniform(0.5, 0.68))
+    share_p = float(rng.uniform(0.4, 0.68))
     ent_sign = 1 if rng.random() < 0.5 else -1
-    ent_shift = float(rng.uniform(1.5, 2.2))
+    ent_shift = float(rng.uniform(0.8, 2.2))
     ent_cat_level = str(rng.choice(grp_levels))
-    ent_cat_p = float(rng.uniform(0.7, 0.85))
-    skew_sigma = float(rng.uniform(0.55, 0.9))
+    ent_cat_p = float(rng.uniform(0.45, 0.85))
+    skew_sigma = float(rng.uniform(0.35, 0.9))
+    if not planted:
+        grp_d = cor_r = rel_d = ent_shift = 0.0
+        share_p, ent_cat_p = 1 / len(share_levels), 1 / len(grp_levels)
     parent_of = {int(p): r for p, r in zip(parent_ids, parent_rows, strict=True)}
 
     def pick_share(levels: list[str], level: str, p: float) -> str:
@@ -272,7 +281,8 @@ def generate(path: str | Path, seed: int, *, domain: str | None = None) -> Gener
                 row[cname] = str(rng.choice(levels))
             for c in cnums:
                 row[c] = float(rng.normal(base[c], sd[c]))
-            row[n_skew] = float(base[n_skew] * 0.5 * rng.lognormal(0, skew_sigma))
+            if planted:
+                row[n_skew] = float(base[n_skew] * 0.5 * rng.lognormal(0, skew_sigma))
             if row[grp_cat] == grp_level:
                 row[n_grp] += grp_sign * grp_d * sd[n_grp]
             z = (row[n_cor_a] - base[n_cor_a]) / sd[n_cor_a]
@@ -287,8 +297,10 @@ def generate(path: str | Path, seed: int, *, domain: str | None = None) -> Gener
             child_rows.append(row)
     # Outliers: two events far above the rest.
     outlier_rows = [int(i) for i in rng.choice(len(child_rows), size=2, replace=False)]
+    if not planted:
+        outlier_rows = []
     for i in outlier_rows:
-        child_rows[i][n_out] = base[n_out] + sd[n_out] * float(rng.uniform(9, 14))
+        child_rows[i][n_out] = base[n_out] + sd[n_out] * float(rng.uniform(5, 14))
     for row in child_rows:
         for c in cnums:
             row[c] = round(row[c], 2)
@@ -303,15 +315,17 @@ def generate(path: str | Path, seed: int, *, domain: str | None = None) -> Gener
     base2 = {c: float(rng.uniform(10, 300)) for c in c2nums}
     sd2 = {c: base2[c] * float(rng.uniform(0.1, 0.2)) for c in c2nums}
     trend_sign = 1 if rng.random() < 0.5 else -1
-    trend_total = float(rng.uniform(0.25, 0.5)) * base2[n_trend]
+    trend_total = float(rng.uniform(0.08, 0.5)) * base2[n_trend]
     change_sign = 1 if rng.random() < 0.5 else -1
-    change_size = float(rng.uniform(0.2, 0.4)) * base2[n_change]
+    change_size = float(rng.uniform(0.06, 0.4)) * base2[n_change]
     change_day = int(days * float(rng.uniform(0.35, 0.65)))
     change_date = start + timedelta(days=change_day)
     ent_trend_sign = 1 if rng.random() < 0.5 else -1
-    ent_trend_total = float(rng.uniform(4, 6)) * sd2[n_enttrend]
+    ent_trend_total = float(rng.uniform(2, 6)) * sd2[n_enttrend]
+    if not planted:
+        trend_total = change_size = ent_trend_total = 0.0
     per_parent2 = rng.poisson(5, size=n_parent) + 1
-    per_parent2[entity_index] = int(rng.integers(18, 26))
+    per_parent2[entity_index] = int(rng.integers(18, 26)) if planted else per_parent2[entity_index]
     child2_rows: list[dict[str, Any]] = []
     next2 = int(rng.integers(50_000, 60_000))
     for pid, count in zip(parent_ids, per_parent2, strict=True):
@@ -478,7 +492,10 @@ def generate(path: str | Path, seed: int, *, domain: str | None = None) -> Gener
                 entities=[entity, f"{grp_cat}={ent_cat_level}"],
             ),
         ]
-    assert {i.kind for i in items} == set(KINDS) - {"other"}
+    if not planted:
+        items, entity_items = [], []
+    else:
+        assert {i.kind for i in items} == set(KINDS) - {"other"}
     del c_distractors, c2_distractors  # present in the data with no effect
     return GeneratedDatabase(
         path=path,
