@@ -93,8 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'s/database p50':<18} {ours['seconds_per_db_median']:>8} {early['seconds_per_db_median']:>8}"
     )
-    print(f"{'s/database max':<18} {ours['seconds_per_db_max']:>8} {early['seconds_per_db_max']:>8}")
-    print(f"insights on null databases (false discoveries): {ours['null_insights_per_db']} per database")
+    print(
+        f"{'s/database max':<18} {ours['seconds_per_db_max']:>8} {early['seconds_per_db_max']:>8}"
+    )
+    print(
+        f"insights on null databases (false discoveries): {ours['null_insights_per_db']} per database"
+    )
     if ours["missed"]:
         print("missed:", json.dumps(ours["missed"]))
     return 0

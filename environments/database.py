@@ -25,7 +25,7 @@ import math
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,7 +207,10 @@ class Database:
 
     def columns(self, table: str) -> list[Column]:
         rows = self._con.execute(f"PRAGMA table_info({quote_ident(table)})").fetchall()
-        return [Column(name=r[1], declared_type=(r[2] or "").upper(), primary_key=r[5] > 0) for r in rows]
+        return [
+            Column(name=r[1], declared_type=(r[2] or "").upper(), primary_key=r[5] > 0)
+            for r in rows
+        ]
 
     def foreign_keys(self, table: str) -> list[ForeignKey]:
         rows = self._con.execute(f"PRAGMA foreign_key_list({quote_ident(table)})").fetchall()
@@ -295,9 +298,7 @@ def load_folder(folder: str | Path, dest: str | Path) -> LoadReport:
         ) from None
     folder = Path(folder)
     dest = Path(dest)
-    files = sorted(
-        p for p in folder.iterdir() if p.suffix.lower() in {".csv", ".parquet", ".pq"}
-    )
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower() in {".csv", ".parquet", ".pq"})
     if not files:
         raise DataSourceError(
             f"folder {folder} holds no .csv or .parquet files: give a SQLite file or a folder "

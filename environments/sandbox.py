@@ -24,6 +24,7 @@ Breaking a limit is an outcome, not an exception: :attr:`SandboxResult.status` s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -243,10 +244,8 @@ def run_python(
             stdout, stderr = proc.communicate(timeout=limits.wall_s)
         except subprocess.TimeoutExpired:
             timed_out = True
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             stdout, stderr = proc.communicate()
         elapsed = time.monotonic() - started
     value = None

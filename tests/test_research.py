@@ -154,8 +154,16 @@ def test_report_files(shop_report):
     data = json.loads((out / "report.json").read_text())
     assert set(data) >= {"insights", "stats"}
     for ins in data["insights"]:
-        assert {"statement", "kind", "table", "columns", "entities", "direction", "value",
-                "evidence_sql"} <= set(ins)
+        assert {
+            "statement",
+            "kind",
+            "table",
+            "columns",
+            "entities",
+            "direction",
+            "value",
+            "evidence_sql",
+        } <= set(ins)
         assert ins["kind"] in KINDS
         assert ins["direction"] is None or ins["direction"] in DIRECTIONS
         assert all("=" in e for e in ins["entities"])
@@ -214,14 +222,29 @@ def test_unknown_entity_column_is_an_observation(shop, tmp_path):
 
 
 def _ins(**kw) -> Insight:
-    base = dict(statement="s", kind="group_difference", table="visits",
-                columns=["cost", "department"], entities=["department=oncology"],
-                direction="higher", value=110.0, evidence_sql="SELECT 110.0")
+    base = dict(
+        statement="s",
+        kind="group_difference",
+        table="visits",
+        columns=["cost", "department"],
+        entities=["department=oncology"],
+        direction="higher",
+        value=110.0,
+        evidence_sql="SELECT 110.0",
+    )
     return Insight(**(base | kw))
 
 
-ITEM = ChecklistItem(id="g", kind="group_difference", table="visits", columns=["cost", "department"],
-                     entities=["department=oncology"], direction="higher", value=100.0, tolerance=0.15)
+ITEM = ChecklistItem(
+    id="g",
+    kind="group_difference",
+    table="visits",
+    columns=["cost", "department"],
+    entities=["department=oncology"],
+    direction="higher",
+    value=100.0,
+    tolerance=0.15,
+)
 
 
 @pytest.mark.parametrize(
@@ -254,8 +277,24 @@ def test_entity_values_compare_as_numbers():
 
 def test_ddr_bench_loader(tmp_path):
     qa = tmp_path / "qa.json"
-    qa.write_text(json.dumps({"results": [{"entity_id": 5, "qa_pairs": [
-        {"question": "Which service?", "answer": "Cardiology service", "source_text": "x"}]}]}))
+    qa.write_text(
+        json.dumps(
+            {
+                "results": [
+                    {
+                        "entity_id": 5,
+                        "qa_pairs": [
+                            {
+                                "question": "Which service?",
+                                "answer": "Cardiology service",
+                                "source_text": "x",
+                            }
+                        ],
+                    }
+                ]
+            }
+        )
+    )
     items = load_ddr_bench(qa)["5"]
     assert matches(_ins(statement="Patient 5 was on the cardiology service."), items[0])
     assert not matches(_ins(statement="Patient 5 is female."), items[0])

@@ -50,9 +50,7 @@ def test_sandbox_reads_the_database_and_writes_only_its_output(gen, tmp_path):
         if name != "write the database":
             assert r.status == "forbidden", (name, r.stderr)
     assert not (tmp_path / "evil.txt").exists() and gen.path.exists()
-    assert "readonly" in run_python(
-        f"db.execute('DELETE FROM {table}')", database=gen.path
-    ).stderr
+    assert "readonly" in run_python(f"db.execute('DELETE FROM {table}')", database=gen.path).stderr
 
 
 def test_sandbox_limits_are_outcomes(tmp_path):

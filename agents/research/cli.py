@@ -36,11 +36,16 @@ def _model(ctx: typer.Context, offline: bool) -> Any:
 def _research(
     ctx: typer.Context,
     db: Annotated[Path, typer.Argument(help="A SQLite file, or a folder of CSV/Parquet files.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.json, report.md, figures/.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for report.json, report.md, figures/.")
+    ],
     entity: Annotated[
-        str | None, typer.Option("--entity", help="Focus on one entity: column=value, e.g. patient_id=42.")
+        str | None,
+        typer.Option("--entity", help="Focus on one entity: column=value, e.g. patient_id=42."),
     ] = None,
-    budget_turns: Annotated[int, typer.Option("--budget-turns", help="Stop after this many turns.")] = 40,
+    budget_turns: Annotated[
+        int, typer.Option("--budget-turns", help="Stop after this many turns.")
+    ] = 40,
     budget_seconds: Annotated[
         float, typer.Option("--budget-seconds", help="Stop after this many seconds of exploring.")
     ] = 300.0,
@@ -107,22 +112,30 @@ def _research(
 def _research_eval(
     ctx: typer.Context,
     seeds: Annotated[
-        str, typer.Option("--seeds", help="Generated databases: seeds as A-B (inclusive) or a list 1,2,3.")
+        str,
+        typer.Option(
+            "--seeds", help="Generated databases: seeds as A-B (inclusive) or a list 1,2,3."
+        ),
     ] = "1000-1004",
     ddr_bench: Annotated[
-        Path | None, typer.Option("--ddr-bench", help="A DDR-Bench qa.json instead of generated databases.")
+        Path | None,
+        typer.Option("--ddr-bench", help="A DDR-Bench qa.json instead of generated databases."),
     ] = None,
     db: Annotated[
         Path | None, typer.Option("--db", help="With --ddr-bench: the scenario's SQLite database.")
     ] = None,
     entity_column: Annotated[
-        str, typer.Option("--entity-column", help="With --ddr-bench: the column holding entity ids.")
+        str,
+        typer.Option("--entity-column", help="With --ddr-bench: the column holding entity ids."),
     ] = "subject_id",
-    limit: Annotated[int | None, typer.Option("--limit", help="With --ddr-bench: at most N entities.")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="With --ddr-bench: at most N entities.")
+    ] = None,
     budget_turns: Annotated[int, typer.Option("--budget-turns")] = 60,
     budget_seconds: Annotated[float, typer.Option("--budget-seconds")] = 120.0,
     judge_: Annotated[
-        bool, typer.Option("--judge", help="Let the configured model judge the items the rules miss.")
+        bool,
+        typer.Option("--judge", help="Let the configured model judge the items the rules miss."),
     ] = False,
     workdir: Annotated[
         Path | None, typer.Option("--workdir", help="Keep databases and reports here.")
@@ -137,7 +150,9 @@ def _research_eval(
     from lemmata.llm import get_model
 
     model = _model(ctx, offline)
-    judge_model = get_model(_state(ctx).settings, required=True, feature="--judge") if judge_ else None
+    judge_model = (
+        get_model(_state(ctx).settings, required=True, feature="--judge") if judge_ else None
+    )
     err = _console(stderr=True)
 
     def done(task: Any) -> None:
@@ -153,14 +168,26 @@ def _research_eval(
             if db is None:
                 raise UsageError("--ddr-bench needs --db, the scenario's SQLite database")
             suite = evaluate_ddr_bench(
-                ddr_bench, db, work, entity_column=entity_column, limit=limit,
-                budget_turns=budget_turns, budget_seconds=budget_seconds, model=model,
-                judge_model=judge_model, on_task=done,
+                ddr_bench,
+                db,
+                work,
+                entity_column=entity_column,
+                limit=limit,
+                budget_turns=budget_turns,
+                budget_seconds=budget_seconds,
+                model=model,
+                judge_model=judge_model,
+                on_task=done,
             )
         else:
             suite = evaluate_generated(
-                _parse_seeds(seeds), work, budget_turns=budget_turns,
-                budget_seconds=budget_seconds, model=model, judge_model=judge_model, on_task=done,
+                _parse_seeds(seeds),
+                work,
+                budget_turns=budget_turns,
+                budget_seconds=budget_seconds,
+                model=model,
+                judge_model=judge_model,
+                on_task=done,
             )
         result = suite.to_dict()
     if as_json:

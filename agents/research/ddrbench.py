@@ -40,7 +40,9 @@ def load_ddr_bench(path: str | Path) -> dict[str, list[ChecklistItem]]:
         raise DataSourceError(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
     results = data.get("results") if isinstance(data, dict) else None
     if not isinstance(results, list):
-        raise DataSourceError(f"{path}: expected an object with a 'results' list (DDR-Bench qa.json)")
+        raise DataSourceError(
+            f"{path}: expected an object with a 'results' list (DDR-Bench qa.json)"
+        )
     out: dict[str, list[ChecklistItem]] = {}
     for i, record in enumerate(results):
         where = f"{path}: results[{i}]"

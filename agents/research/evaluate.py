@@ -80,9 +80,9 @@ class SuiteResult:
             "by_kind": {k: round(v, 4) for k, v in self.by_kind().items()},
             "items_by_kind": {k: v[1] for k, v in kinds.items()},
             "precision": round(self.precision, 4),
-            "insights_per_task": round(
-                statistics.mean(t.insights for t in self.tasks), 2
-            ) if self.tasks else 0,
+            "insights_per_task": round(statistics.mean(t.insights for t in self.tasks), 2)
+            if self.tasks
+            else 0,
             "seconds_per_task_median": round(statistics.median(seconds), 2) if seconds else 0,
             "seconds_per_task_max": round(max(seconds), 2) if seconds else 0,
             "null_insights_per_db": round(statistics.mean(self.null_insights), 2)
@@ -169,8 +169,12 @@ def evaluate_generated(
         if null_databases:
             null = generate(work / f"null{seed}.sqlite", seed=seed, planted=False)
             report = research(
-                null.path, work / f"null{seed}.out", budget_turns=budget_turns,
-                budget_seconds=budget_seconds, model=model, figures=False,
+                null.path,
+                work / f"null{seed}.out",
+                budget_turns=budget_turns,
+                budget_seconds=budget_seconds,
+                model=model,
+                figures=False,
             )
             suite.null_insights.append(sum(i.kind != "other" for i in report.insights))
     return suite

@@ -79,7 +79,9 @@ def _month(date_col: str) -> str:
     return f"(CAST(strftime('%Y', {date_col}) AS INTEGER) * 12 + CAST(strftime('%m', {date_col}) AS INTEGER))"
 
 
-def monthly_slope_sql(table: str, expr: str | None, date_col: str, where: Sequence[str] = ()) -> str:
+def monthly_slope_sql(
+    table: str, expr: str | None, date_col: str, where: Sequence[str] = ()
+) -> str:
     """Least-squares slope, per month, of the monthly mean of ``expr`` (of the monthly row count
     when ``expr`` is None)."""
     agg = "COUNT(*)" if expr is None else f"AVG({expr})"

@@ -213,16 +213,19 @@ class Explorer:
                         kind="relationship", table=link.child, columns=["", pc.name], note=note
                     )
                 )
-                for n in child.role("numeric"):
+                for cn in child.role("numeric"):
                     out.append(
                         Hypothesis(
-                            kind="relationship", table=link.child, columns=[n.name, pc.name], note=note
+                            kind="relationship",
+                            table=link.child,
+                            columns=[cn.name, pc.name],
+                            note=note,
                         )
                     )
-            for n in child.role("numeric"):
+            for cn in child.role("numeric"):
                 out.append(
                     Hypothesis(
-                        kind="outlier", table=link.child, columns=[n.name, link.column], note=note
+                        kind="outlier", table=link.child, columns=[cn.name, link.column], note=note
                     )
                 )
         for h in out:
@@ -236,9 +239,13 @@ class Explorer:
             if column not in t.columns:
                 continue
             if t.key == column:
-                out.append(Hypothesis(kind="other", table=t.name, columns=[column], entities=[entity]))
+                out.append(
+                    Hypothesis(kind="other", table=t.name, columns=[column], entities=[entity])
+                )
                 continue
-            out.append(Hypothesis(kind="outlier", table=t.name, columns=[column], entities=[entity]))
+            out.append(
+                Hypothesis(kind="outlier", table=t.name, columns=[column], entities=[entity])
+            )
             for n in t.role("numeric"):
                 out.append(
                     Hypothesis(kind="outlier", table=t.name, columns=[n.name], entities=[entity])
@@ -250,7 +257,9 @@ class Explorer:
                         )
                     )
             for c in t.role("categorical"):
-                out.append(Hypothesis(kind="share", table=t.name, columns=[c.name], entities=[entity]))
+                out.append(
+                    Hypothesis(kind="share", table=t.name, columns=[c.name], entities=[entity])
+                )
         return out
 
     # -- tests -----------------------------------------------------------------------------------
@@ -258,7 +267,11 @@ class Explorer:
     def test(self, h: Hypothesis) -> Outcome:
         """Test ``h``; never raises for what the data holds (that is an observation)."""
         try:
-            if h.entities and self.entity is not None and h.kind in {"outlier", "trend", "share", "other"}:
+            if (
+                h.entities
+                and self.entity is not None
+                and h.kind in {"outlier", "trend", "share", "other"}
+            ):
                 return self._test_entity(h)
             method = getattr(self, f"_test_{h.kind}", None)
             if method is None:
@@ -405,9 +418,7 @@ class Explorer:
             return Outcome(observation=f"no link {h.note}")
         num, pcat = h.columns
         child, parent = self.table(link.child), self.table(link.parent)
-        level_of = dict(
-            zip(parent.raw[link.parent_column], parent.raw[pcat], strict=True)
-        )
+        level_of = dict(zip(parent.raw[link.parent_column], parent.raw[pcat], strict=True))
         if num:
             x = child.num[num]
             groups = [level_of.get(k) for k in child.raw[link.column]]
@@ -428,8 +439,12 @@ class Explorer:
         where = [ev.equals(pcat, level, "p")]
         if num:
             sql = ev.join_mean_sql(
-                link.child, self._expr(link.child, num, "c"), link.column, link.parent,
-                link.parent_column, where,
+                link.child,
+                self._expr(link.child, num, "c"),
+                link.column,
+                link.parent,
+                link.parent_column,
+                where,
             )
             what = f"{link.child}.{num}"
             columns = [num, pcat]
@@ -570,7 +585,11 @@ class Explorer:
             h.table, self._expr(h.table, num) if num else None, quote_ident(date_col), where
         )
         value = self._value(sql)
-        what = f"the monthly mean of {h.table}.{num}" if num else f"the number of {h.table} rows per month"
+        what = (
+            f"the monthly mean of {h.table}.{num}"
+            if num
+            else f"the number of {h.table} rows per month"
+        )
         ins = self._insight(
             statement=(
                 f"{what} {direction}s steadily over {date_col}: by {_fmt(value or fit['slope'])} "
@@ -629,8 +648,12 @@ class Explorer:
             value=value,
             evidence_sql=sql,
             score=_score(p),
-            support={"test": "step fit of monthly means; Welch t-test", "p": p, "since": when,
-                     "before_mean": float(before.mean())},
+            support={
+                "test": "step fit of monthly means; Welch t-test",
+                "p": p,
+                "since": when,
+                "before_mean": float(before.mean()),
+            },
         )
         return Outcome(insights=[ins] if ins else [])
 
@@ -653,7 +676,9 @@ class Explorer:
             scale = np.where(ok, np.log(np.where(ok, x, 1.0)), np.nan)
         z = np.full(len(x), np.nan)
         z[ok] = _robust_z(scale[ok])
-        flagged = [i for i in np.argsort(-np.abs(np.nan_to_num(z))) if abs(np.nan_to_num(z[i])) >= 5.5]
+        flagged = [
+            i for i in np.argsort(-np.abs(np.nan_to_num(z))) if abs(np.nan_to_num(z[i])) >= 5.5
+        ]
         if not flagged or len(flagged) > max(5, int(0.002 * ok.sum())):
             return Outcome(observation=f"{h.table}.{col}: {len(flagged)} extreme rows")
         key = t.profile.key
@@ -686,7 +711,9 @@ class Explorer:
                 insights.append(ins)
         return Outcome(insights=insights)
 
-    def _entity_means(self, table: str, num: str | None, column: str) -> dict[Any, tuple[float, int]]:
+    def _entity_means(
+        self, table: str, num: str | None, column: str
+    ) -> dict[Any, tuple[float, int]]:
         import numpy as np
 
         t = self.table(table)
@@ -767,7 +794,9 @@ class Explorer:
             attrs = ", ".join(
                 f"{c} {t.raw[c][i]}"
                 for c, p in t.profile.columns.items()
-                if c != column and p.role in {"categorical", "numeric", "date"} and t.raw[c][i] is not None
+                if c != column
+                and p.role in {"categorical", "numeric", "date"}
+                and t.raw[c][i] is not None
             )
             sql = f"SELECT * FROM {quote_ident(h.table)} WHERE {where[0]}"
             return Outcome(
@@ -833,7 +862,9 @@ class Explorer:
                 return Outcome(observation=f"{entity}: no trend in {num} (r={fit.rvalue:.2f})")
             direction = "increase" if fit.slope > 0 else "decrease"
             sql = ev.entity_slope_sql(
-                h.table, self._expr(h.table, num), quote_ident(date_col),
+                h.table,
+                self._expr(h.table, num),
+                quote_ident(date_col),
                 [*where, self._col(h.table, num).present()],
             )
             v = self._value(sql)
@@ -862,7 +893,11 @@ class Explorer:
         top = max(set(mine_levels), key=mine_levels.count)
         s_e = mine_levels.count(top) / len(mine_levels)
         s_p = all_levels.count(top) / len(all_levels)
-        p = float(stats.binomtest(mine_levels.count(top), len(mine_levels), s_p, alternative="greater").pvalue)
+        p = float(
+            stats.binomtest(
+                mine_levels.count(top), len(mine_levels), s_p, alternative="greater"
+            ).pvalue
+        )
         if not (p < 5e-3 and s_e - s_p >= 0.2):
             return Outcome(observation=f"{entity}: {cat} mix is typical")
         sql = ev.share_sql(h.table, cat, top, where)

@@ -108,8 +108,9 @@ def build_graph(ctx: ResearchContext, checkpointer: Any = None) -> Any:
         explorer = ctx.explorer(state.get("entity"))
         queue = [h.model_dump() for h in explorer.initial()]
         notes = [f"surveyed {len(s.tables)} tables, {len(s.links)} links", *s.observations]
-        if state.get("entity") and not any(h["entities"] for h in queue):
-            column = state["entity"].split("=")[0] if state.get("entity") else ""
+        entity = state.get("entity")
+        if entity and not any(h["entities"] for h in queue):
+            column = entity.split("=")[0]
             notes.append(f"no table has a column {column}; exploring the whole database instead")
         return {"queue": queue, "observations": notes, "turns": 0, "elapsed_s": 0.0}
 
@@ -240,17 +241,17 @@ def _test_proposal(
     notes = []
     found: list[Insight] = []
     if proposal.get("python"):
-        result = run_python(
-            proposal["python"], database=ctx.db.path, output_dir=ctx.output_dir
-        )
-        notes.append(f"script for {hyp.kind} on {hyp.table}: {result.observation()[:1500]}")
+        run = run_python(proposal["python"], database=ctx.db.path, output_dir=ctx.output_dir)
+        notes.append(f"script for {hyp.kind} on {hyp.table}: {run.observation()[:1500]}")
     sql = proposal.get("sql")
     if sql:
         result = ctx.db.query(sql, max_rows=5)
         if not result.ok:
             notes.append(f"query for {hyp.kind} on {hyp.table} failed: {result.error}")
         elif not result.rows or not isinstance(result.rows[0][0], int | float):
-            notes.append(f"query for {hyp.kind} on {hyp.table} returned no number:\n{result.text(5)}")
+            notes.append(
+                f"query for {hyp.kind} on {hyp.table} returned no number:\n{result.text(5)}"
+            )
         else:
             value = float(result.rows[0][0])
             claim = proposal.get("claim") or f"{hyp.kind} in {hyp.table}: {{value}}"

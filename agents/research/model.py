@@ -71,9 +71,10 @@ def check_proposal(p: Proposal, survey: Survey) -> tuple[Hypothesis | None, str 
         return None, "proposal has no columns, sql or python to test"
     note = ""
     if p.kind == "relationship" and p.sql is None:
-        link = next((lk for lk in survey.links if lk.child == p.table), None)
-        if link is None:
+        found = next((lk for lk in survey.links if lk.child == p.table), None)
+        if found is None:
             return None, f"proposal relationship on {p.table}: the table has no link"
+        link = found
         note = f"{link.child}.{link.column}->{link.parent}.{link.parent_column}"
     hyp = Hypothesis(
         kind=p.kind,  # type: ignore[arg-type]
@@ -130,7 +131,8 @@ def rewrite_statements(model: ChatModel, insights: list[Insight], *, focus: str)
     if not insights:
         return 0
     text = _prompt()["write"].format(
-        focus=focus, findings="\n".join(f"{i + 1}. {ins.statement}" for i, ins in enumerate(insights))
+        focus=focus,
+        findings="\n".join(f"{i + 1}. {ins.statement}" for i, ins in enumerate(insights)),
     )
     try:
         reply = model.structured([{"role": "user", "content": text}], _Statements)
@@ -141,11 +143,10 @@ def rewrite_statements(model: ChatModel, insights: list[Insight], *, focus: str)
     changed = 0
     for ins, sentence in zip(insights, reply.statements, strict=True):
         sentence = sentence.strip()
-        if sentence and _keeps_value(sentence, ins.value):
-            if sentence != ins.statement:
-                ins.support["original_statement"] = ins.statement
-                ins.statement = sentence
-                changed += 1
+        if sentence and sentence != ins.statement and _keeps_value(sentence, ins.value):
+            ins.support["original_statement"] = ins.statement
+            ins.statement = sentence
+            changed += 1
     return changed
 
 
@@ -154,7 +155,9 @@ def _keeps_value(sentence: str, value: float | None) -> bool:
         return True
     import re
 
-    numbers = [float(n.replace(",", "")) for n in re.findall(r"-?\d[\d,]*\.?\d*(?:e-?\d+)?", sentence)]
+    numbers = [
+        float(n.replace(",", "")) for n in re.findall(r"-?\d[\d,]*\.?\d*(?:e-?\d+)?", sentence)
+    ]
     forms = [abs(value), abs(value) * 100]
     for n in numbers:
         for v in forms:

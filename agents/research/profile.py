@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from lemmata.environments.database import Database, quote_ident
 
-__all__ = ["ColumnProfile", "Link", "Survey", "TableProfile", "survey"]
+__all__ = ["ColumnProfile", "Link", "Survey", "TableProfile", "sample_rows", "survey"]
 
 Role = Literal["key", "foreign_key", "numeric", "categorical", "date", "text", "constant", "empty"]
 

@@ -53,7 +53,9 @@ def draw_insight(insight: Insight, db: Database, survey: Survey, path: Path) -> 
 
     t = quote_ident(insight.table)
     cols = insight.columns
-    entity = next((e for e in insight.entities if e.split("=")[0] in _entity_columns(survey, insight)), None)
+    entity = next(
+        (e for e in insight.entities if e.split("=")[0] in _entity_columns(survey, insight)), None
+    )
     fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=100)
     try:
         drawn = _draw(ax, insight, db, survey, t, cols, entity)
@@ -92,7 +94,10 @@ def _draw(
         column, _, value = entity.partition("=")
         ent_where = [ev.equals(column, _typed(db, ins.table, column, value))]
     if kind == "distribution":
-        rows = _values(db, f"SELECT {quote_ident(cols[0])} FROM {t} WHERE typeof({quote_ident(cols[0])}) IN ('integer','real')")
+        rows = _values(
+            db,
+            f"SELECT {quote_ident(cols[0])} FROM {t} WHERE typeof({quote_ident(cols[0])}) IN ('integer','real')",
+        )
         ax.hist([r[0] for r in rows], bins=50, color="#4c72b0")
         ax.set_xlabel(cols[0])
         ax.set_ylabel("rows")
@@ -145,12 +150,18 @@ def _draw(
         rows = [r for r in _values(db, sql) if r[0] is not None]
         marked = {e.split("=", 1)[1] for e in ins.entities}
         labels = [str(r[0]) for r in rows]
-        ax.bar(labels, [r[1] or 0 for r in rows], color=["#dd8452" if lab in marked else "#4c72b0" for lab in labels])
+        ax.bar(
+            labels,
+            [r[1] or 0 for r in rows],
+            color=["#dd8452" if lab in marked else "#4c72b0" for lab in labels],
+        )
         ax.set_xlabel(f"{link.parent}.{pcat}")
         return bool(rows)
     if kind == "correlation" and len(cols) == 2:
         a, b = (quote_ident(c) for c in cols)
-        rows = _values(db, f"SELECT {a}, {b} FROM {t} WHERE {a} IS NOT NULL AND {b} IS NOT NULL LIMIT 5000")
+        rows = _values(
+            db, f"SELECT {a}, {b} FROM {t} WHERE {a} IS NOT NULL AND {b} IS NOT NULL LIMIT 5000"
+        )
         ax.scatter([r[0] for r in rows], [r[1] for r in rows], s=4, alpha=0.4)
         ax.set_xlabel(cols[0])
         ax.set_ylabel(cols[1])
@@ -185,7 +196,10 @@ def _draw(
         ax.set_xlabel(cols[-1])
         return bool(rows)
     if kind == "outlier" and cols and ins.value is not None:
-        rows = _values(db, f"SELECT {quote_ident(cols[0])} FROM {t} WHERE typeof({quote_ident(cols[0])}) IN ('integer','real')")
+        rows = _values(
+            db,
+            f"SELECT {quote_ident(cols[0])} FROM {t} WHERE typeof({quote_ident(cols[0])}) IN ('integer','real')",
+        )
         if not rows:
             return False
         ax.hist([r[0] for r in rows], bins=60, color="#4c72b0", label="all rows")
@@ -261,7 +275,7 @@ def _markdown(
         f"stopped: {stats.get('stopped')}). Explorer: {stats.get('explorer')}.",
         "",
         "Every value below is reproduced by its evidence query "
-        f"(`sqlite3 {stats.get('evidence_database', 'DB')} \"<query>\"`).",
+        f'(`sqlite3 {stats.get("evidence_database", "DB")} "<query>"`).',
         "",
     ]
     by_kind = stats.get("insights_by_kind") or {}

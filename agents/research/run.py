@@ -135,9 +135,7 @@ def research(
     if model is not None:
         from lemmata.agents.research.model import rewrite_statements
 
-        rewritten = rewrite_statements(
-            model, insights, focus=entity or "the whole database"
-        )
+        rewritten = rewrite_statements(model, insights, focus=entity or "the whole database")
     observations = [*(loaded.observations if loaded else []), *state.get("observations", [])]
     by_kind = {k: sum(i.kind == k for i in insights) for k in KINDS}
     stats: dict[str, Any] = {
@@ -145,7 +143,9 @@ def research(
         "evidence_database": str(db.path),
         "entity": entity,
         "tables": {t.name: t.rows for t in survey.tables.values()},
-        "links": [f"{lk.child}.{lk.column} -> {lk.parent}.{lk.parent_column}" for lk in survey.links],
+        "links": [
+            f"{lk.child}.{lk.column} -> {lk.parent}.{lk.parent_column}" for lk in survey.links
+        ],
         "turns": state.get("turns", 0),
         "budget_turns": budget_turns,
         "budget_seconds": budget_seconds,

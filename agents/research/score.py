@@ -182,8 +182,10 @@ def judge(
         if any(matches(ins, item) for ins in insights):
             continue
         target = item.answer or item.statement
-        question = f"Question: {item.question}\nExpected answer: {target}" if item.question else (
-            f"Expected finding: {target}"
+        question = (
+            f"Question: {item.question}\nExpected answer: {target}"
+            if item.question
+            else (f"Expected finding: {target}")
         )
         reply = model.structured(
             [

@@ -198,10 +198,10 @@ def generate(
     start = date(int(rng.integers(2018, 2023)), int(rng.integers(1, 13)), 1)
     days = int(rng.integers(24, 40)) * 30
     pcats = list(d["pcats"].items())
-    rng.shuffle(pcats)  # type: ignore[arg-type]
+    rng.shuffle(pcats)
     pcats = pcats[:3]
     ccats = list(d["ccats"].items())
-    rng.shuffle(ccats)  # type: ignore[arg-type]
+    rng.shuffle(ccats)
     cnums = list(rng.permutation(d["cnums"]))
     c2nums = list(rng.permutation(d["c2nums"]))
     key, ckey, c2key = d["key"], d["ckey"], d["c2key"]
@@ -226,7 +226,7 @@ def generate(
             row[cname] = str(rng.choice(levels))
         for num in d["pnums"]:
             row[num] = round(float(rng.normal(50, 12)), 1)
-        row["notes"] = None if rng.random() < 0.6 else f"note {int(rng.integers(1e6))}"
+        row["notes"] = None if rng.random() < 0.6 else f"note {int(rng.integers(1_000_000))}"
         parent_rows.append(row)
     entity_index = int(rng.integers(0, n_parent))
     entity_id = int(parent_ids[entity_index])
@@ -432,7 +432,12 @@ def generate(
                 f"{n_rel} is {'higher' if rel_sign > 0 else 'lower'} for {parent} with {pcat_rel}={rel_level}",
                 val(
                     ev.join_mean_sql(
-                        child, f"c.{q(n_rel)}", key, parent, key, [ev.equals(pcat_rel, rel_level, "p")]
+                        child,
+                        f"c.{q(n_rel)}",
+                        key,
+                        parent,
+                        key,
+                        [ev.equals(pcat_rel, rel_level, "p")],
                     )
                 ),
                 entities=[f"{pcat_rel}={rel_level}"],
@@ -443,7 +448,11 @@ def generate(
                 child2,
                 [n_trend, c2date],
                 f"{n_trend} {'increases' if trend_sign > 0 else 'decreases'} over time",
-                val(ev.monthly_slope_sql(child2, q(n_trend), q(c2date), [f"{q(n_trend)} IS NOT NULL"])),
+                val(
+                    ev.monthly_slope_sql(
+                        child2, q(n_trend), q(c2date), [f"{q(n_trend)} IS NOT NULL"]
+                    )
+                ),
                 direction="increase" if trend_sign > 0 else "decrease",
             ),
             _item(
@@ -453,7 +462,9 @@ def generate(
                 f"{n_change} {'rises' if change_sign > 0 else 'falls'} from {change_date.isoformat()} on",
                 val(
                     ev.mean_sql(
-                        child2, q(n_change), [f"{q(c2date)} >= {ev.literal(change_date.isoformat())}"]
+                        child2,
+                        q(n_change),
+                        [f"{q(c2date)} >= {ev.literal(change_date.isoformat())}"],
                     )
                 ),
                 direction="increase" if change_sign > 0 else "decrease",
