@@ -17,6 +17,8 @@ class                          code                         raised when
                                                             is not on PATH
 ``DataSourceError``            ``data_source``              a database or data folder cannot be
                                                             opened or read
+``ImageError``                 ``image``                    an image is missing, corrupt, empty
+                                                            or too large to ground on
 ``ModelError``                 ``model``                    base class of the LLM layer's errors
 ``ModelNotConfigured``         ``model_not_configured``     a feature needs a model, none is set
 ``UnknownModel``               ``unknown_model``            the model name is not one the
@@ -40,6 +42,7 @@ __all__ = [
     "AuthenticationFailed",
     "ConfigError",
     "DataSourceError",
+    "ImageError",
     "LemmataError",
     "MissingApiKey",
     "MissingDependency",
@@ -128,6 +131,12 @@ class DataSourceError(LemmataError):
     """
 
     code = "data_source"
+
+
+class ImageError(LemmataError):
+    """An image cannot be decoded, is empty, or exceeds the pixel limit."""
+
+    code = "image"
 
 
 class ModelError(LemmataError):

@@ -1,0 +1,406 @@
+"""The anchors: each maps (screen, instruction) to a heatmap on the screen's common grid.
+
+An anchor here finds *candidates* (a box, a score in [0, 1] that says how sure it is that the
+box is the target, and what it read there) and draws them on the grid: each box filled with its
+score, highest at its centre, so that the grid's peak is the middle of the best box. Scores are
+absolute, not normalised per screen: a screen with nothing like the target gives a cold map,
+which is what lets :mod:`~lemmata.gui.fusion` abstain.
+
+- :class:`TextAnchor`: OCR words and their runs within a line, matched to the instruction's
+  phrase by fuzzy string match (rapidfuzz) and by text embedding (our ``Embedder``).
+- :class:`IconAnchor`: elements (DOM or connected components) captioned by the icon set
+  (:mod:`~lemmata.gui.icons`), the caption matched to the phrase by words and by embedding.
+- :class:`~lemmata.gui.attention.AttentionAnchor`: a vision-language model's attention.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from lemmata.gui.instruction import Query, parse_instruction
+
+if TYPE_CHECKING:
+    import torch
+    from PIL import Image as PILImage
+
+    from lemmata.embeddings import Embedder
+    from lemmata.gui.icons import Element, IconSet
+    from lemmata.gui.ocr import OcrEngine, OcrResult
+
+__all__ = [
+    "Anchor",
+    "Candidate",
+    "IconAnchor",
+    "Screen",
+    "TextAnchor",
+    "draw_candidates",
+    "normalise_text",
+]
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A box an anchor proposes, with its score in [0, 1] and what it saw there."""
+
+    box: Box
+    score: float
+    label: str
+    anchor: str
+    kind: str  # text | icon | attention
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        return ((self.box[0] + self.box[2]) / 2, (self.box[1] + self.box[3]) / 2)
+
+
+@dataclass
+class Screen:
+    """A screenshot and what is computed once per screenshot (OCR, elements, crops).
+
+    ``stride`` is the grid's cell size in pixels (4 up to 2000 px wide, 8 above), so a 4K
+    screenshot's maps are 480 x 270 floats each.
+    """
+
+    image: PILImage.Image
+    elements: list[Element] | None = None  # from the DOM, when we rendered the screen
+    stride: int = 0
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.stride:
+            self.stride = 4 if self.image.width <= 2000 else 8
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        return (-(-self.image.height // self.stride), -(-self.image.width // self.stride))
+
+    def ocr(self, engine: OcrEngine) -> OcrResult:
+        if "ocr" not in self.cache:
+            self.cache["ocr"] = engine.read(self.image)
+        result: OcrResult = self.cache["ocr"]
+        return result
+
+
+@runtime_checkable
+class Anchor(Protocol):
+    """``heatmap(image, instruction)`` on the screen's grid, values in [0, 1]."""
+
+    name: str
+
+    def heatmap(self, image: Screen | PILImage.Image, instruction: str | Query) -> torch.Tensor: ...
+
+
+def draw_candidates(screen: Screen, candidates: list[Candidate]) -> torch.Tensor:
+    """Candidates on the grid: each box filled with its score, 1.0 x at the centre falling to
+    0.7 x at the edges; where boxes overlap the larger value wins."""
+    import torch
+
+    h, w = screen.grid
+    out = torch.zeros((h, w), dtype=torch.float32)
+    s = screen.stride
+    for c in candidates:
+        x1, y1 = int(c.box[0] // s), int(c.box[1] // s)
+        x2, y2 = max(x1 + 1, int(-(-c.box[2] // s))), max(y1 + 1, int(-(-c.box[3] // s)))
+        x1, y1, x2, y2 = max(0, x1), max(0, y1), min(w, x2), min(h, y2)
+        if x2 <= x1 or y2 <= y1:
+            continue
+        ys = torch.linspace(-1, 1, y2 - y1) if y2 - y1 > 1 else torch.zeros(1)
+        xs = torch.linspace(-1, 1, x2 - x1) if x2 - x1 > 1 else torch.zeros(1)
+        r = torch.sqrt(ys[:, None] ** 2 + xs[None, :] ** 2) / (2**0.5)
+        patch = c.score * (1.0 - 0.3 * r)
+        out[y1:y2, x1:x2] = torch.maximum(out[y1:y2, x1:x2], patch)
+    return out
+
+
+_PUNCT = re.compile(r"[^\w\s]+")
+
+
+def normalise_text(text: str) -> str:
+    """Lower case, punctuation out, spaces collapsed: what fuzzy matching compares."""
+    return " ".join(_PUNCT.sub(" ", text.lower()).split())
+
+
+def _as_query(instruction: str | Query) -> Query:
+    return instruction if isinstance(instruction, Query) else parse_instruction(instruction)
+
+
+def _as_screen(image: Any) -> Screen:
+    from lemmata.gui.image import load_image
+
+    return image if isinstance(image, Screen) else Screen(load_image(image))
+
+
+class _CandidateAnchor:
+    name = "anchor"
+
+    def candidates(self, screen: Screen, query: Query) -> list[Candidate]:
+        raise NotImplementedError
+
+    def heatmap(self, image: Screen | PILImage.Image, instruction: str | Query) -> torch.Tensor:
+        screen = _as_screen(image)
+        return draw_candidates(screen, self.candidates(screen, _as_query(instruction)))
+
+
+def _cosine(embedder: Embedder, a: list[str], b: list[str]) -> np.ndarray:
+    va, vb = embedder.embed(a), embedder.embed(b)
+    va = va / np.maximum(np.linalg.norm(va, axis=1, keepdims=True), 1e-9)
+    vb = vb / np.maximum(np.linalg.norm(vb, axis=1, keepdims=True), 1e-9)
+    out: np.ndarray = va @ vb.T
+    return out
+
+
+def _semantic(cos: float, floor: float = 0.55, cap: float = 0.85) -> float:
+    """An embedding cosine as a score: nothing below ``floor``, at most ``cap`` (a paraphrase
+    is never as sure as the same words)."""
+    return max(0.0, min(1.0, (cos - floor) / (0.95 - floor))) * cap
+
+
+class TextAnchor(_CandidateAnchor):
+    """OCR text matched to the instruction's phrase.
+
+    Each run of up to ``len(phrase) + 2`` consecutive words in a line is a candidate, scored by
+    rapidfuzz's ratio against the phrase, or, for lines and words, by embedding cosine when that
+    is higher (a paraphrase: "log in" for "Sign in"); OCR confidence shades the score.
+    """
+
+    name = "ocr"
+
+    def __init__(self, ocr: OcrEngine, embedder: Embedder | None = None) -> None:
+        self.ocr, self.embedder = ocr, embedder
+
+    def spans(self, screen: Screen, max_words: int = 8) -> list[tuple[str, Box, float]]:
+        key = f"spans{max_words}"
+        if key not in screen.cache:
+            spans = []
+            for line in screen.ocr(self.ocr).lines():
+                words = [w for w in line if normalise_text(w.text)]
+                for i in range(len(words)):
+                    for j in range(i + 1, min(len(words), i + max_words) + 1):
+                        run = words[i:j]
+                        # a run stays within one visual phrase: no wide gaps between words
+                        if j - i > 1 and run[-1].box[0] - run[-2].box[2] > 2.5 * (
+                            run[-1].box[3] - run[-1].box[1]
+                        ):
+                            break
+                        text = normalise_text(" ".join(w.text for w in run))
+                        box = (
+                            min(w.box[0] for w in run),
+                            min(w.box[1] for w in run),
+                            max(w.box[2] for w in run),
+                            max(w.box[3] for w in run),
+                        )
+                        conf = min(w.conf for w in run)
+                        spans.append((text, box, conf))
+            screen.cache[key] = spans
+        result: list[tuple[str, Box, float]] = screen.cache[key]
+        return result
+
+    def candidates(self, screen: Screen, query: Query) -> list[Candidate]:
+        from rapidfuzz import fuzz
+
+        phrase = normalise_text(query.phrase)
+        if not phrase:
+            return []
+        n = len(phrase.split())
+        spans = [s for s in self.spans(screen) if len(s[0].split()) <= n + 2]
+        if not spans:
+            return []
+        scores = np.array([fuzz.ratio(phrase, t) / 100.0 for t, _, _ in spans], dtype=np.float32)
+        # a phrase inside a longer label ("Save" in "Save as...") is a weaker match
+        partial = np.array(
+            [
+                0.8 if (f" {phrase} " in f" {t} " and t != phrase) else 0.0
+                for t, _, _ in spans
+            ],
+            dtype=np.float32,
+        )
+        scores = np.maximum(scores, partial)
+        if self.embedder is not None and len(phrase) > 2:
+            texts = list(dict.fromkeys(t for t, _, _ in spans))
+            cos = _cosine(self.embedder, [phrase], texts)[0]
+            sem = {t: _semantic(float(c)) for t, c in zip(texts, cos, strict=True)}
+            scores = np.maximum(scores, np.array([sem[t] for t, _, _ in spans], dtype=np.float32))
+        out = []
+        for (text, box, conf), s in zip(spans, scores, strict=True):
+            s = float(s) * (0.8 + 0.2 * conf)
+            if s >= 0.35:
+                out.append(Candidate(box, s, text, self.name, "text"))
+        out.sort(key=lambda c: -c.score)
+        return _suppress(out)[:50]
+
+
+_STOP = {"the", "a", "an", "to", "of", "and", "or", "for", "in", "on", "with", "my", "this"}
+
+
+def _words(text: str) -> set[str]:
+    out = set()
+    for w in normalise_text(text.replace("-", " ")).split():
+        if w in _STOP:
+            continue
+        out.add(w)
+        if len(w) > 3 and w.endswith("s"):
+            out.add(w[:-1])
+    return out
+
+
+class IconAnchor(_CandidateAnchor):
+    """Elements captioned by the icon set, the captions matched to the phrase.
+
+    A candidate's score is (shape confidence) x (caption match): shape confidence maps the
+    glyph similarity 0.6..0.9 to 0..1; the caption match is 1.0 when the phrase is the glyph's
+    name, label, alias or a search term, 0.9 when all the phrase's words are among those, and
+    the embedding score of phrase against caption otherwise. A captioner (a model) replaces the
+    glyph match when given.
+    """
+
+    name = "icons"
+
+    def __init__(
+        self,
+        icons: IconSet,
+        embedder: Embedder | None = None,
+        *,
+        ocr: OcrEngine | None = None,
+        captioner: Any = None,
+        top: int = 3,
+    ) -> None:
+        self.icons, self.embedder, self.ocr, self.captioner, self.top = (
+            icons,
+            embedder,
+            ocr,
+            captioner,
+            top,
+        )
+        self._caption_vectors: np.ndarray | None = None
+
+    def elements(self, screen: Screen) -> list[Element]:
+        from lemmata.gui.icons import detect_elements
+
+        if "elements" not in screen.cache:
+            if screen.elements is not None:
+                screen.cache["elements"] = list(screen.elements)
+            else:
+                text = (
+                    [w.box for w in screen.ocr(self.ocr).words if w.conf > 0.6 and len(w.text) > 1]
+                    if self.ocr is not None
+                    else []
+                )
+                screen.cache["elements"] = detect_elements(screen.image, text_boxes=text)
+        result: list[Element] = screen.cache["elements"]
+        return result
+
+    def captions(self, screen: Screen) -> list[tuple[Element, list[tuple[str, float, int]]]]:
+        """Per element, (caption, shape confidence, glyph index) for its best glyphs."""
+        if "captions" not in screen.cache:
+            elements = self.elements(screen)
+            crops = [_crop(screen.image, e.box, pad=2) for e in elements]
+            rows: list[tuple[Element, list[tuple[str, float, int]]]] = []
+            if self.captioner is not None:
+                for e, crop in zip(elements, crops, strict=True):
+                    rows.append((e, [(self.captioner.caption(crop), 1.0, -1)]))
+            else:
+                index = {id(g): i for i, g in enumerate(self.icons.glyphs)}
+                for e, matches in zip(elements, self.icons.match(crops, self.top), strict=True):
+                    rows.append(
+                        (
+                            e,
+                            [
+                                (g.caption, _shape(sim), index[id(g)])
+                                for g, sim in matches
+                                if _shape(sim) > 0
+                            ],
+                        )
+                    )
+            screen.cache["captions"] = rows
+        result: list[tuple[Element, list[tuple[str, float, int]]]] = screen.cache["captions"]
+        return result
+
+    def _glyph_match(self, phrase: str) -> np.ndarray:
+        """The phrase's caption match against every glyph (one value per glyph)."""
+        words = _words(phrase)
+        joined = normalise_text(phrase.replace("-", " "))
+        out = np.zeros(len(self.icons.glyphs), dtype=np.float32)
+        for i, g in enumerate(self.icons.glyphs):
+            names = {normalise_text(t.replace("-", " ")) for t in (g.name, g.label, *g.terms)}
+            vocab = set().union(*(_words(t) for t in names))
+            if joined in names:
+                out[i] = 1.0
+            elif words and words <= vocab:
+                out[i] = 0.9
+        if self.embedder is not None:
+            if self._caption_vectors is None:
+                vecs = self.embedder.embed([g.caption for g in self.icons.glyphs])
+                self._caption_vectors = vecs / np.maximum(
+                    np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9
+                )
+            q = self.embedder.embed([phrase])[0]
+            cos = self._caption_vectors @ (q / max(float(np.linalg.norm(q)), 1e-9))
+            sem = np.clip((cos - 0.55) / 0.4, 0, 1) * 0.8
+            out = np.maximum(out, sem.astype(np.float32))
+        return out
+
+    def candidates(self, screen: Screen, query: Query) -> list[Candidate]:
+        phrase = query.phrase.strip()
+        rows = self.captions(screen)
+        out = []
+        if not phrase:  # "the icon left of Save": any icon, by shape confidence
+            for e, caps in rows:
+                if caps:
+                    out.append(Candidate(e.box, 0.6 * caps[0][1], caps[0][0], self.name, "icon"))
+            return out
+        if self.captioner is not None:
+            assert self.embedder is not None, "a captioner needs an embedder to match captions"
+            texts = [caps[0][0] for _, caps in rows if caps]
+            cos = _cosine(self.embedder, [phrase], texts)[0] if texts else []
+            k = 0
+            for e, caps in rows:
+                if caps:
+                    out.append(
+                        Candidate(e.box, _semantic(float(cos[k]), cap=1.0), caps[0][0], self.name, "icon")
+                    )
+                    k += 1
+        else:
+            match = self._glyph_match(phrase)
+            for e, caps in rows:
+                best, label = 0.0, ""
+                for caption, shape, g in caps:
+                    s = shape * float(match[g])
+                    if s > best:
+                        best, label = s, self.icons.glyphs[g].name
+                if best >= 0.3:
+                    out.append(Candidate(e.box, best, label, self.name, "icon"))
+        out.sort(key=lambda c: -c.score)
+        return _suppress(out)[:50]
+
+
+def _shape(sim: float) -> float:
+    return max(0.0, min(1.0, (sim - 0.6) / 0.3))
+
+
+def _crop(image: PILImage.Image, box: Box, pad: int = 0) -> PILImage.Image:
+    x1, y1 = max(0, int(box[0]) - pad), max(0, int(box[1]) - pad)
+    x2, y2 = min(image.width, int(-(-box[2] // 1)) + pad), min(image.height, int(-(-box[3] // 1)) + pad)
+    return image.crop((x1, y1, max(x2, x1 + 1), max(y2, y1 + 1)))
+
+
+def _iou(a: Box, b: Box) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def _suppress(cands: list[Candidate], iou: float = 0.5) -> list[Candidate]:
+    """Non-maximum suppression over score-sorted candidates."""
+    kept: list[Candidate] = []
+    for c in cands:
+        if all(_iou(c.box, k.box) < iou for k in kept):
+            kept.append(c)
+    return kept

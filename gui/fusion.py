@@ -1,0 +1,97 @@
+"""Consensus-SinglePeak fusion of anchor heatmaps, in torch.
+
+Given maps ``H_a`` in [0, 1] on one grid and weights ``w_a``:
+
+- **consensus**: the weighted mean of the *active* anchors (those whose map rises above
+  ``active``), times ``1 + agreement * (k - 1)`` where ``k`` is the number of anchors above
+  ``agree`` at that cell: where anchors agree the evidence adds up, and an anchor that sees
+  nothing on this screen (no text, no icon) neither dilutes nor vetoes the others;
+- **single peak**: an anchor whose map has one sharp peak (its maximum at least ``peak`` and
+  every other peak, outside a window around it, below ``ratio`` times the maximum) keeps that
+  peak at full height even where the others disagree;
+- the fused map is the cell-wise maximum of the two, clipped to [0, 1]. Its maximum is the
+  grounding's score; below the calibrated threshold the grounder abstains.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["FusionConfig", "FusionResult", "consensus_single_peak", "peak_sharpness"]
+
+
+@dataclass(frozen=True)
+class FusionConfig:
+    active: float = 0.3
+    agree: float = 0.3
+    agreement: float = 0.5
+    peak: float = 0.55
+    ratio: float = 0.8
+    window: int = 6  # grid cells around the peak that belong to it
+
+
+@dataclass
+class FusionResult:
+    fused: torch.Tensor
+    consensus: torch.Tensor
+    single_peaks: list[str]  # anchors whose single peak was kept
+    active: list[str]
+
+    @property
+    def score(self) -> float:
+        return float(self.fused.max()) if self.fused.numel() else 0.0
+
+    def argmax(self) -> tuple[int, int]:
+        """(row, column) of the fused maximum."""
+        idx = int(self.fused.argmax())
+        return divmod(idx, self.fused.shape[1])
+
+
+def peak_sharpness(heat: torch.Tensor, window: int) -> tuple[float, float]:
+    """(maximum, highest value outside ``window`` cells around it) of a map."""
+    if heat.numel() == 0:
+        return 0.0, 0.0
+    top = float(heat.max())
+    r, c = divmod(int(heat.argmax()), heat.shape[1])
+    rest = heat.clone()
+    rest[max(0, r - window) : r + window + 1, max(0, c - window) : c + window + 1] = 0
+    return top, float(rest.max())
+
+
+def consensus_single_peak(
+    maps: dict[str, torch.Tensor],
+    weights: dict[str, float] | None = None,
+    config: FusionConfig | None = None,
+) -> FusionResult:
+    """Fuse ``maps`` (same shape) as the module docstring says."""
+    import torch
+
+    cfg = config or FusionConfig()
+    if not maps:
+        raise ValueError("no anchor maps to fuse")
+    names = list(maps)
+    shape = maps[names[0]].shape
+    if any(m.shape != shape for m in maps.values()):
+        raise ValueError(f"anchor maps differ in shape: { {n: tuple(m.shape) for n, m in maps.items()} }")
+    w = {n: (weights or {}).get(n, 1.0) for n in names}
+    active = [n for n in names if float(maps[n].max()) >= cfg.active and w[n] > 0]
+    if not active:
+        zero = torch.zeros(shape)
+        return FusionResult(zero, zero, [], [])
+    stack = torch.stack([maps[n] for n in active])
+    wt = torch.tensor([w[n] for n in active], dtype=stack.dtype)[:, None, None]
+    mean = (stack * wt).sum(0) / wt.sum()
+    agreeing = (stack >= cfg.agree).sum(0).clamp(min=1).to(stack.dtype)
+    consensus = (mean * (1 + cfg.agreement * (agreeing - 1))).clamp(0, 1)
+    fused = consensus.clone()
+    peaks = []
+    for n in active:
+        top, second = peak_sharpness(maps[n], cfg.window)
+        if top >= cfg.peak and second < cfg.ratio * top:
+            peaks.append(n)
+            fused = torch.maximum(fused, maps[n])
+    return FusionResult(fused.clamp(0, 1), consensus, peaks, active)

@@ -1,0 +1,328 @@
+"""``ground(image, instruction) -> Grounding``: the anchors, fusion, zoom and abstention.
+
+1. The instruction is parsed (:mod:`~lemmata.gui.instruction`); a relation ("the icon left of
+   Save") grounds its reference first and keeps the target's candidates on that side of it,
+   nearest first.
+2. Each anchor draws its map on the screen's grid; :func:`~lemmata.gui.fusion.consensus_single_peak`
+   fuses them. The point is the centre of the best candidate box under the fused peak (or the
+   peak cell itself when no box is there, as with attention alone).
+3. Crop and zoom: when the best text target is small or its score is near the threshold, the
+   region around it is read again by OCR at 3x and the candidates there re-scored.
+4. Abstention: when the fused score is below ``threshold`` the grounding says
+   ``abstained: true`` and gives no point. The default threshold was calibrated on generated
+   screens (``benchmarks/grounding.py --calibrate``, which prints the sweep).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lemmata.gui.anchors import Candidate, IconAnchor, Screen, TextAnchor, _crop, _suppress
+from lemmata.gui.fusion import FusionConfig, consensus_single_peak
+from lemmata.gui.image import ImageInput, image_key, load_image
+from lemmata.gui.instruction import Query, parse_instruction
+
+if TYPE_CHECKING:
+    import torch
+
+    from lemmata.gui.icons import Element
+    from lemmata.settings import Settings
+
+__all__ = ["DEFAULT_THRESHOLD", "Grounder", "Grounding", "ground"]
+
+DEFAULT_THRESHOLD = 0.5
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass
+class Grounding:
+    """Where the instruction points, in image pixels; ``anchors`` says what each anchor saw
+    (its best score and box), ``heatmap`` is the fused map on the grid (``stride`` px a cell)."""
+
+    instruction: str
+    point: tuple[float, float] | None
+    bbox: Box | None
+    score: float
+    abstained: bool
+    anchors: dict[str, dict[str, Any]]
+    size: tuple[int, int]
+    stride: int = 4
+    heatmap: torch.Tensor | None = field(default=None, repr=False)
+    maps: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
+    zoomed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "point": [round(v, 1) for v in self.point] if self.point else None,
+            "bbox": [round(v, 1) for v in self.bbox] if self.bbox else None,
+            "score": round(self.score, 4),
+            "abstained": self.abstained,
+            "anchors": self.anchors,
+            "zoomed": self.zoomed,
+            "size": list(self.size),
+        }
+
+
+class Grounder:
+    """The anchors and their caches; reuse one grounder across instructions on a screen.
+
+    ``anchors`` defaults to the offline pair (OCR text and icons); add an
+    :class:`~lemmata.gui.attention.AttentionAnchor` when a vision-language model is at hand.
+    Screens are cached by content (``cache_size`` of them), so OCR and element captions are
+    computed once per screenshot.
+    """
+
+    def __init__(
+        self,
+        anchors: list[Any] | None = None,
+        *,
+        settings: Settings | None = None,
+        weights: dict[str, float] | None = None,
+        threshold: float = DEFAULT_THRESHOLD,
+        fusion: FusionConfig | None = None,
+        zoom: bool = True,
+        cache_size: int = 8,
+    ) -> None:
+        if anchors is None:
+            anchors = self.offline_anchors(settings)
+        if not anchors:
+            raise ValueError("a grounder needs at least one anchor")
+        self.anchors = anchors
+        self.weights = weights or {}
+        self.threshold, self.fusion, self.zoom = threshold, fusion or FusionConfig(), zoom
+        self._screens: OrderedDict[str, Screen] = OrderedDict()
+        self._cache_size = cache_size
+
+    @staticmethod
+    def offline_anchors(settings: Settings | None = None) -> list[Any]:
+        """OCR text and icon anchors with our embedder (all local, no model)."""
+        from lemmata.embeddings import get_embedder
+        from lemmata.gui.icons import IconSet
+        from lemmata.gui.ocr import OcrEngine
+        from lemmata.settings import Settings
+
+        settings = settings or Settings.load()
+        embedder = get_embedder(settings)
+        ocr = OcrEngine(cache_dir=settings.data_dir / "ocr-cache")
+        return [TextAnchor(ocr, embedder), IconAnchor(IconSet.fontawesome(), embedder, ocr=ocr)]
+
+    def screen(self, image: ImageInput, elements: list[Element] | None = None) -> Screen:
+        img = load_image(image)
+        key = image_key(img) + ("-dom" if elements is not None else "")
+        if key in self._screens:
+            self._screens.move_to_end(key)
+            return self._screens[key]
+        screen = Screen(img, elements=elements)
+        self._screens[key] = screen
+        if len(self._screens) > self._cache_size:
+            self._screens.popitem(last=False)
+        return screen
+
+    def _text_anchor(self) -> TextAnchor | None:
+        return next((a for a in self.anchors if isinstance(a, TextAnchor)), None)
+
+    def _candidates(self, screen: Screen, query: Query) -> dict[str, list[Candidate]]:
+        out = {}
+        for a in self.anchors:
+            if hasattr(a, "candidates"):
+                out[a.name] = a.candidates(screen, query)
+        return out
+
+    def ground(
+        self,
+        image: ImageInput | Screen,
+        instruction: str,
+        *,
+        elements: list[Element] | None = None,
+        threshold: float | None = None,
+    ) -> Grounding:
+        """Ground ``instruction`` on ``image`` (see the module docstring)."""
+        import torch
+
+        query = parse_instruction(instruction)
+        screen = image if isinstance(image, Screen) else self.screen(image, elements)
+        threshold = self.threshold if threshold is None else threshold
+        cands = self._candidates(screen, query)
+        if query.relation is not None:
+            cands = self._relate(screen, query, cands)
+        maps: dict[str, torch.Tensor] = {}
+        from lemmata.gui.anchors import draw_candidates
+
+        for a in self.anchors:
+            if a.name in cands:
+                maps[a.name] = draw_candidates(screen, cands[a.name])
+            else:
+                maps[a.name] = a.heatmap(screen, query)
+        fused = consensus_single_peak(maps, self.weights, self.fusion)
+        best = self._best(screen, fused.fused, cands)
+        zoomed = False
+        if self.zoom and best is not None and best.kind == "text" and query.relation is None:
+            small = best.box[3] - best.box[1] < 10
+            near = abs(best.score - threshold) < 0.2
+            if small or near:
+                better = self._zoom(screen, query, best)
+                if better is not None and better.score > best.score:
+                    best, zoomed = better, True
+        score = best.score if best is not None else fused.score
+        if best is None and fused.score > 0:
+            r, c = fused.argmax()
+            s = screen.stride
+            point: tuple[float, float] | None = ((c + 0.5) * s, (r + 0.5) * s)
+            bbox: Box | None = None
+        elif best is not None:
+            point, bbox = best.centre, best.box
+        else:
+            point, bbox = None, None
+        abstained = score < threshold or point is None
+        summary = {}
+        for a in self.anchors:
+            top = max(cands.get(a.name, []), key=lambda c: c.score, default=None)
+            summary[a.name] = {
+                "score": round(float(maps[a.name].max()) if maps[a.name].numel() else 0.0, 4),
+                "best": [round(v, 1) for v in top.box] if top else None,
+                "label": top.label if top else None,
+                "single_peak": a.name in fused.single_peaks,
+            }
+        return Grounding(
+            instruction=instruction,
+            point=None if abstained else point,
+            bbox=None if abstained else bbox,
+            score=float(score),
+            abstained=abstained,
+            anchors=summary,
+            size=screen.image.size,
+            stride=screen.stride,
+            heatmap=fused.fused,
+            maps=maps,
+            zoomed=zoomed,
+        )
+
+    def _best(
+        self, screen: Screen, fused: torch.Tensor, cands: dict[str, list[Candidate]]
+    ) -> Candidate | None:
+        """The candidate whose box holds the highest fused value, scored by that value."""
+        s = screen.stride
+        best: Candidate | None = None
+        best_v = 0.0
+        for cs in cands.values():
+            for c in cs:
+                x1, y1 = int(c.box[0] // s), int(c.box[1] // s)
+                x2, y2 = max(x1 + 1, int(-(-c.box[2] // s))), max(y1 + 1, int(-(-c.box[3] // s)))
+                region = fused[max(0, y1) : y2, max(0, x1) : x2]
+                if region.numel() == 0:
+                    continue
+                v = float(region.max())
+                if v > best_v + 1e-6:
+                    best, best_v = c, v
+        if best is None:
+            return None
+        return Candidate(best.box, best_v, best.label, best.anchor, best.kind)
+
+    def _relate(
+        self, screen: Screen, query: Query, cands: dict[str, list[Candidate]]
+    ) -> dict[str, list[Candidate]]:
+        """Keep the target candidates on the relation's side of the best reference, the
+        nearest scoring highest."""
+        assert query.relation is not None
+        direction, ref_phrase = query.relation
+        ref_query = parse_instruction(ref_phrase)
+        refs = [c for cs in self._candidates(screen, ref_query).values() for c in cs]
+        if not refs:
+            return {k: [] for k in cands}
+        ref = max(refs, key=lambda c: c.score)
+        out: dict[str, list[Candidate]] = {}
+        for name, cs in cands.items():
+            kept = []
+            for c in cs:
+                if query.kind == "icon" and c.kind != "icon":
+                    continue
+                factor = _relation_factor(c.box, ref.box, direction)
+                if factor > 0 and _iou_like(c.box, ref.box) < 0.3:
+                    kept.append(
+                        Candidate(
+                            c.box,
+                            min(c.score, ref.score) * factor if query.phrase else ref.score * factor,
+                            c.label,
+                            c.anchor,
+                            c.kind,
+                        )
+                    )
+            out[name] = _suppress(sorted(kept, key=lambda c: -c.score))
+        return out
+
+    def _zoom(self, screen: Screen, query: Query, best: Candidate) -> Candidate | None:
+        """Read the region around ``best`` again at 3x and re-score its text."""
+        text = self._text_anchor()
+        if text is None:
+            return None
+        w, h = best.box[2] - best.box[0], best.box[3] - best.box[1]
+        cx, cy = best.centre
+        half_w, half_h = max(160.0, 3 * w), max(60.0, 4 * h)
+        region = (
+            max(0.0, cx - half_w),
+            max(0.0, cy - half_h),
+            min(float(screen.image.width), cx + half_w),
+            min(float(screen.image.height), cy + half_h),
+        )
+        crop = _crop(screen.image, region)
+        from PIL import Image
+
+        big = crop.resize((crop.width * 3, crop.height * 3), Image.Resampling.LANCZOS)
+        sub = Screen(big)
+        found = text.candidates(sub, query)
+        if not found:
+            return None
+        top = found[0]
+        x0, y0 = int(region[0]), int(region[1])
+        box = (
+            x0 + top.box[0] / 3,
+            y0 + top.box[1] / 3,
+            x0 + top.box[2] / 3,
+            y0 + top.box[3] / 3,
+        )
+        return Candidate(box, top.score, top.label, top.anchor, top.kind)
+
+
+def _relation_factor(box: Box, ref: Box, direction: str) -> float:
+    """How well ``box`` sits in ``direction`` of ``ref``: 0 when not at all, else a proximity
+    weight in (0, 1] that halves every reference-size of distance."""
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    rx, ry = (ref[0] + ref[2]) / 2, (ref[1] + ref[3]) / 2
+    size = max(ref[3] - ref[1], 12.0)
+    v_overlap = min(box[3], ref[3]) - max(box[1], ref[1]) > -0.5 * size
+    h_overlap = min(box[2], ref[2]) - max(box[0], ref[0]) > -2 * size
+    if direction == "left" and cx < ref[0] and v_overlap:
+        dist = ref[0] - box[2]
+    elif direction == "right" and cx > ref[2] and v_overlap:
+        dist = box[0] - ref[2]
+    elif direction == "above" and cy < ref[1] and h_overlap:
+        dist = ref[1] - box[3]
+    elif direction == "below" and cy > ref[3] and h_overlap:
+        dist = box[1] - ref[3]
+    elif direction == "near":
+        dist = math.hypot(cx - rx, cy - ry) - size
+    else:
+        return 0.0
+    return float(0.5 ** (max(0.0, dist) / (4 * size)))
+
+
+def _iou_like(a: Box, b: Box) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return ix * iy / small if small > 0 else 0.0
+
+
+_DEFAULT: Grounder | None = None
+
+
+def ground(image: ImageInput, instruction: str, **kwargs: Any) -> Grounding:
+    """Ground ``instruction`` on ``image`` with the offline grounder (built on first use)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Grounder()
+    return _DEFAULT.ground(image, instruction, **kwargs)

@@ -1,0 +1,225 @@
+"""Icons: element detection on a screenshot, and captions from a named icon set.
+
+Offline, an element is captioned by matching its shape against the glyphs of Font Awesome Free
+(the ``fontawesomefree`` package ships the fonts and ``icons.json``: 2,050 glyphs, each with a
+label, aliases and search terms, e.g. ``gear``: "cog, configuration, settings, ..."). Each glyph
+is rendered with PIL, cut to its ink, padded square and reduced to a 24 x 24 descriptor; an
+element's crop gets the same descriptor (ink = pixels far from the crop's border colour, in
+either polarity), and one matrix product scores it against every glyph. A captioning model,
+when one is configured, replaces the glyph match (:class:`IconCaptioner`).
+
+Elements come from the DOM when we rendered the screen, else from connected components of the
+screenshot's edges (merged over a few pixels so that a glyph of several strokes is one element),
+sized like icons and not covered by OCR text.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from lemmata.errors import MissingDependency
+
+if TYPE_CHECKING:
+    from PIL import Image as PILImage
+
+__all__ = [
+    "DESCRIPTOR",
+    "Element",
+    "Glyph",
+    "IconCaptioner",
+    "IconSet",
+    "describe",
+    "detect_elements",
+]
+
+DESCRIPTOR = 24
+Box = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class Glyph:
+    name: str
+    style: str  # solid, regular, brands
+    codepoint: int
+    label: str
+    terms: tuple[str, ...]
+
+    @property
+    def caption(self) -> str:
+        words = [self.label, *self.terms]
+        return ", ".join(dict.fromkeys(w.lower() for w in words))
+
+
+@dataclass(frozen=True)
+class Element:
+    """A candidate UI element: its box (x1, y1, x2, y2) and where it came from."""
+
+    box: Box
+    source: str = "components"  # components | dom
+
+
+class IconCaptioner(Protocol):
+    """Captions an element crop with words (a captioning model, when configured)."""
+
+    def caption(self, crop: PILImage.Image) -> str: ...
+
+
+def _package_dir() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("fontawesomefree")
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingDependency("offline icon captions", "pip install 'lemmata[gui]'")
+    return Path(next(iter(spec.submodule_search_locations))) / "static" / "fontawesomefree"
+
+
+_FONTS = {"solid": "fa-solid-900.ttf", "regular": "fa-regular-400.ttf", "brands": "fa-brands-400.ttf"}
+
+
+def describe(ink: np.ndarray) -> np.ndarray | None:
+    """The descriptor of an ink map (H x W floats in [0, 1]): cut to the ink, padded square,
+    reduced to ``DESCRIPTOR`` squared, centred and normalised; None when there is no ink."""
+    from PIL import Image
+
+    ys, xs = np.nonzero(ink > 0.2)
+    if len(xs) < 4:
+        return None
+    cut = ink[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+    h, w = cut.shape
+    side = max(h, w)
+    square = np.zeros((side, side), dtype=np.float32)
+    square[(side - h) // 2 : (side - h) // 2 + h, (side - w) // 2 : (side - w) // 2 + w] = cut
+    small = Image.fromarray((square * 255).astype(np.uint8)).resize(
+        (DESCRIPTOR, DESCRIPTOR), Image.Resampling.BOX
+    )
+    v = np.asarray(small, dtype=np.float32).ravel() / 255.0
+    v = v - v.mean()
+    norm = float(np.linalg.norm(v))
+    if norm < 1e-6:
+        return None
+    out: np.ndarray = v / norm
+    return out
+
+
+def ink_of(crop: PILImage.Image) -> np.ndarray:
+    """Ink of a crop: distance of each pixel's grey level from the border's median, in [0, 1]
+    (dark-on-light and light-on-dark alike)."""
+    g = np.asarray(crop.convert("L"), dtype=np.float32)
+    border = np.concatenate([g[0], g[-1], g[:, 0], g[:, -1]])
+    bg = float(np.median(border))
+    d = np.abs(g - bg)
+    peak = float(d.max())
+    if peak < 40:
+        return np.zeros_like(g)
+    out: np.ndarray = np.clip(d / peak, 0.0, 1.0)
+    return out
+
+
+class IconSet:
+    """The named glyphs and their descriptors (``matrix``: one row per glyph)."""
+
+    def __init__(self, glyphs: list[Glyph], matrix: np.ndarray, aspects: np.ndarray) -> None:
+        self.glyphs, self.matrix, self.aspects = glyphs, matrix, aspects
+
+    @classmethod
+    @lru_cache(maxsize=1)
+    def fontawesome(cls) -> IconSet:
+        """Font Awesome Free from the ``fontawesomefree`` package (built once per process)."""
+        from PIL import Image, ImageDraw, ImageFont
+
+        base = _package_dir()
+        meta = json.loads((base / "metadata" / "icons.json").read_text())
+        fonts = {s: ImageFont.truetype(str(base / "webfonts" / f), 64) for s, f in _FONTS.items()}
+        glyphs, rows, aspects = [], [], []
+        for name, entry in sorted(meta.items()):
+            terms = tuple(
+                [*entry.get("aliases", {}).get("names", []), *entry.get("search", {}).get("terms", [])]
+            )
+            for style in entry.get("free", []):
+                if style not in fonts:
+                    continue
+                canvas = Image.new("L", (96, 96), 0)
+                ImageDraw.Draw(canvas).text(
+                    (16, 16), chr(int(entry["unicode"], 16)), fill=255, font=fonts[style]
+                )
+                ink = np.asarray(canvas, dtype=np.float32) / 255.0
+                d = describe(ink)
+                if d is None:
+                    continue
+                ys, xs = np.nonzero(ink > 0.2)
+                aspects.append((xs.max() - xs.min() + 1) / (ys.max() - ys.min() + 1))
+                glyphs.append(
+                    Glyph(name, style, int(entry["unicode"], 16), entry.get("label", name), terms)
+                )
+                rows.append(d)
+        return cls(glyphs, np.stack(rows), np.asarray(aspects, dtype=np.float32))
+
+    def match(self, crops: list[PILImage.Image], top: int = 3) -> list[list[tuple[Glyph, float]]]:
+        """For each crop, the ``top`` glyphs by shape similarity in [0, 1] (cosine of the
+        descriptors, lowered when the aspect ratios differ)."""
+        out: list[list[tuple[Glyph, float]]] = []
+        descs, ars, keep = [], [], []
+        for i, crop in enumerate(crops):
+            ink = ink_of(crop)
+            d = describe(ink)
+            if d is None:
+                continue
+            ys, xs = np.nonzero(ink > 0.2)
+            descs.append(d)
+            ars.append((xs.max() - xs.min() + 1) / (ys.max() - ys.min() + 1))
+            keep.append(i)
+        results: dict[int, list[tuple[Glyph, float]]] = {}
+        if descs:
+            sims = np.stack(descs) @ self.matrix.T
+            ratio = np.abs(np.log(np.asarray(ars)[:, None] / self.aspects[None, :]))
+            sims = np.clip(sims, 0, 1) * np.exp(-ratio)
+            best = np.argsort(-sims, axis=1)[:, :top]
+            for row, i in enumerate(keep):
+                results[i] = [(self.glyphs[j], float(sims[row, j])) for j in best[row]]
+        for i in range(len(crops)):
+            out.append(results.get(i, []))
+        return out
+
+
+def detect_elements(
+    image: PILImage.Image,
+    *,
+    text_boxes: list[Box] = (),  # type: ignore[assignment]
+    min_side: int = 8,
+    max_side: int = 96,
+    max_elements: int = 600,
+) -> list[Element]:
+    """Icon-sized connected components of the edges of ``image`` not covered by text."""
+    import cv2
+
+    scale = 1.0 if image.width <= 2000 else 0.5  # 4K screens draw icons twice as large
+    grey = np.asarray(image.convert("L"))
+    if scale != 1.0:
+        grey = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    edges = cv2.Canny(grey, 40, 120)
+    merged = cv2.dilate(edges, np.ones((3, 3), np.uint8), iterations=1)
+    n, _, stats, _ = cv2.connectedComponentsWithStats(merged, connectivity=8)
+    lo, hi = min_side * scale, max_side * scale
+    out: list[Element] = []
+    for x, y, w, h, _area in stats[1:n]:
+        if not (lo <= w <= hi and lo <= h <= hi) or max(w, h) > 3.5 * min(w, h):
+            continue
+        box = (float(x / scale), float(y / scale), float((x + w) / scale), float((y + h) / scale))
+        if any(_covered(box, t) for t in text_boxes):
+            continue
+        out.append(Element(box))
+    out.sort(key=lambda e: (e.box[2] - e.box[0]) * (e.box[3] - e.box[1]))
+    return out[:max_elements]
+
+
+def _covered(box: Box, text: Box) -> bool:
+    ix = max(0.0, min(box[2], text[2]) - max(box[0], text[0]))
+    iy = max(0.0, min(box[3], text[3]) - max(box[1], text[1]))
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    return area > 0 and ix * iy / area > 0.5

@@ -1,0 +1,176 @@
+"""OCR of screenshots with tesseract: words and lines with boxes and confidence.
+
+The image is read in grey levels, never binarised by us (tesseract's own thresholding sees the
+anti-aliased text), upscaled so that UI text (11-14 px) is read at the height tesseract is good
+at, and cut into overlapping tiles read in parallel: a 4K screenshot is never one huge page.
+Words seen twice in an overlap are kept once. Results are cached per image content, in memory
+and, given ``cache_dir``, on disk, so the second instruction on a screenshot costs no OCR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lemmata.deps import require_extra, require_tool
+from lemmata.gui.image import image_key
+
+if TYPE_CHECKING:
+    from PIL import Image as PILImage
+
+__all__ = ["OcrEngine", "OcrResult", "Word"]
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word (``line`` numbers the line it belongs to); ``box`` is x1, y1, x2, y2 in image
+    pixels, ``conf`` tesseract's confidence in [0, 1]."""
+
+    text: str
+    box: Box
+    conf: float
+    line: int
+
+
+@dataclass
+class OcrResult:
+    words: list[Word]
+
+    def lines(self) -> list[list[Word]]:
+        """The words grouped by line, left to right."""
+        by: dict[int, list[Word]] = {}
+        for w in self.words:
+            by.setdefault(w.line, []).append(w)
+        return [sorted(ws, key=lambda w: w.box[0]) for _, ws in sorted(by.items())]
+
+
+def _overlap(a: Box, b: Box) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return inter / small if small > 0 else 0.0
+
+
+class OcrEngine:
+    """Tesseract through pytesseract (``--psm 11``: sparse text, as on screens).
+
+    ``scale`` None picks 2 for screens up to 2000 px wide and 1 above (4K screens draw text at
+    twice the size); ``tile`` is the tile side in upscaled pixels.
+    """
+
+    def __init__(
+        self,
+        *,
+        lang: str = "eng",
+        scale: float | None = None,
+        tile: int = 1600,
+        overlap: int = 96,
+        workers: int = 2,
+        min_conf: float = 0.3,
+        cache_dir: str | Path | None = None,
+        cache_size: int = 32,
+    ) -> None:
+        require_extra("gui", "OCR for GUI grounding")
+        self.tesseract = require_tool("tesseract")
+        # One OpenMP thread per tesseract process: the tile pool already runs ``workers``.
+        os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+        self.lang, self.scale, self.tile, self.overlap = lang, scale, tile, overlap
+        self.workers, self.min_conf = workers, min_conf
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self._cache: OrderedDict[str, OcrResult] = OrderedDict()
+        self._cache_size = cache_size
+        self.calls = 0  # OCR runs actually made (cache misses)
+
+    def read(self, image: PILImage.Image) -> OcrResult:
+        """The words of ``image``, from the cache when this content was read before."""
+        key = f"{image_key(image)}-{self.lang}-{self.scale}"
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        result = self._load(key)
+        if result is None:
+            result = self._run(image)
+            self._store(key, result)
+        self._cache[key] = result
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return result
+
+    def _load(self, key: str) -> OcrResult | None:
+        if self.cache_dir is None:
+            return None
+        path = self.cache_dir / f"ocr-{key}.json"
+        try:
+            rows = json.loads(path.read_text())
+            return OcrResult([Word(r["text"], tuple(r["box"]), r["conf"], r["line"]) for r in rows])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _store(self, key: str, result: OcrResult) -> None:
+        if self.cache_dir is None:
+            return
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.cache_dir / f"ocr-{key}.json.part"
+        tmp.write_text(json.dumps([asdict(w) for w in result.words]))
+        tmp.replace(self.cache_dir / f"ocr-{key}.json")
+
+    def _run(self, image: PILImage.Image) -> OcrResult:
+        from PIL import Image
+
+        self.calls += 1
+        scale = self.scale or (2.0 if image.width <= 2000 else 1.0)
+        grey = image.convert("L")
+        if scale != 1.0:
+            grey = grey.resize(
+                (round(image.width * scale), round(image.height * scale)), Image.Resampling.LANCZOS
+            )
+        tiles = []
+        step = self.tile - self.overlap
+        for y in range(0, max(1, grey.height - self.overlap), step):
+            for x in range(0, max(1, grey.width - self.overlap), step):
+                tiles.append((x, y, min(grey.width, x + self.tile), min(grey.height, y + self.tile)))
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            parts = list(pool.map(lambda t: self._tile(grey, t), tiles))
+        words: list[Word] = []
+        line_base = 0
+        for part in parts:
+            ids = {}
+            for text, box, conf, line in part:
+                box = (box[0] / scale, box[1] / scale, box[2] / scale, box[3] / scale)
+                if any(w.text == text and _overlap(w.box, box) > 0.5 for w in words):
+                    continue  # read twice in an overlap
+                ids.setdefault(line, line_base + len(ids))
+                words.append(Word(text, box, conf, ids[line]))
+            line_base += len(ids) + 1
+        return OcrResult(words)
+
+    def _tile(
+        self, grey: PILImage.Image, box: tuple[int, int, int, int]
+    ) -> list[tuple[str, Box, float, tuple[int, int, int]]]:
+        import pytesseract
+
+        crop = grey.crop(box)
+        pytesseract.pytesseract.tesseract_cmd = self.tesseract
+        data = pytesseract.image_to_data(
+            crop, lang=self.lang, config="--psm 11", output_type=pytesseract.Output.DICT
+        )
+        out = []
+        for i, text in enumerate(data["text"]):
+            text = text.strip()
+            conf = float(data["conf"][i]) / 100.0
+            if not text or conf < self.min_conf:
+                continue
+            x, y = data["left"][i] + box[0], data["top"][i] + box[1]
+            b = (float(x), float(y), float(x + data["width"][i]), float(y + data["height"][i]))
+            out.append(
+                (text, b, conf, (data["block_num"][i], data["par_num"][i], data["line_num"][i]))
+            )
+        return out
