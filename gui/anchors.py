@@ -165,7 +165,7 @@ class TextAnchor(_CandidateAnchor):
     """OCR text matched to the instruction's phrase.
 
     Each run of up to ``len(phrase) + 2`` consecutive words in a line is a candidate, scored by
-    rapidfuzz's ratio against the phrase, or, for lines and words, by embedding cosine when that
+    rapidfuzz's ratio against the phrase (with and without spaces, 0.5 mapped to 0 and 1 to 1), or, for lines and words, by embedding cosine when that
     is higher (a paraphrase: "log in" for "Sign in"); OCR confidence shades the score.
     """
 
@@ -211,7 +211,16 @@ class TextAnchor(_CandidateAnchor):
         spans = [s for s in self.spans(screen) if len(s[0].split()) <= n + 2]
         if not spans:
             return []
-        scores = np.array([fuzz.ratio(phrase, t) / 100.0 for t, _, _ in spans], dtype=np.float32)
+        squeezed = phrase.replace(" ", "")
+        ratios = np.array(
+            [
+                max(fuzz.ratio(phrase, t), fuzz.ratio(squeezed, t.replace(" ", ""))) / 100.0
+                for t, _, _ in spans
+            ],
+            dtype=np.float32,
+        )
+        # ratio 0.5 (half the letters shared: "redo" in "shared") is no match; 1.0 is the same
+        scores = np.clip((ratios - 0.5) / 0.5, 0.0, 1.0)
         # a phrase inside a longer label ("Save" in "Save as...") is a weaker match
         partial = np.array(
             [
@@ -278,6 +287,7 @@ class IconAnchor(_CandidateAnchor):
             top,
         )
         self._caption_vectors: np.ndarray | None = None
+        self._vocabulary: list[tuple[set[str], set[str]]] | None = None
 
     def elements(self, screen: Screen) -> list[Element]:
         from lemmata.gui.icons import detect_elements
@@ -286,8 +296,13 @@ class IconAnchor(_CandidateAnchor):
             if screen.elements is not None:
                 screen.cache["elements"] = list(screen.elements)
             else:
+                # words read cleanly are text, not icons; a glyph read as "©Refresh" is kept
                 text = (
-                    [w.box for w in screen.ocr(self.ocr).words if w.conf > 0.6 and len(w.text) > 1]
+                    [
+                        w.box
+                        for w in screen.ocr(self.ocr).words
+                        if w.conf > 0.8 and len(w.text) >= 3 and w.text.isalpha()
+                    ]
                     if self.ocr is not None
                     else []
                 )
@@ -295,40 +310,30 @@ class IconAnchor(_CandidateAnchor):
         result: list[Element] = screen.cache["elements"]
         return result
 
-    def captions(self, screen: Screen) -> list[tuple[Element, list[tuple[str, float, int]]]]:
-        """Per element, (caption, shape confidence, glyph index) for its best glyphs."""
-        if "captions" not in screen.cache:
+    def _described(self, screen: Screen) -> tuple[list[Element], np.ndarray, np.ndarray]:
+        """The screen's elements with their shape descriptors (computed once per screen)."""
+        if "icon_desc" not in screen.cache:
             elements = self.elements(screen)
             crops = [_crop(screen.image, e.box, pad=2) for e in elements]
-            rows: list[tuple[Element, list[tuple[str, float, int]]]] = []
-            if self.captioner is not None:
-                for e, crop in zip(elements, crops, strict=True):
-                    rows.append((e, [(self.captioner.caption(crop), 1.0, -1)]))
-            else:
-                index = {id(g): i for i, g in enumerate(self.icons.glyphs)}
-                for e, matches in zip(elements, self.icons.match(crops, self.top), strict=True):
-                    rows.append(
-                        (
-                            e,
-                            [
-                                (g.caption, _shape(sim), index[id(g)])
-                                for g, sim in matches
-                                if _shape(sim) > 0
-                            ],
-                        )
-                    )
-            screen.cache["captions"] = rows
-        result: list[tuple[Element, list[tuple[str, float, int]]]] = screen.cache["captions"]
+            descs, ars = self.icons.descriptors(crops)
+            screen.cache["icon_desc"] = (elements, descs, ars)
+        result: tuple[list[Element], np.ndarray, np.ndarray] = screen.cache["icon_desc"]
         return result
+
+    def _vocab(self) -> list[tuple[set[str], set[str]]]:
+        if self._vocabulary is None:
+            self._vocabulary = []
+            for g in self.icons.glyphs:
+                names = {normalise_text(t.replace("-", " ")) for t in (g.name, g.label, *g.terms)}
+                self._vocabulary.append((names, set().union(*(_words(t) for t in names))))
+        return self._vocabulary
 
     def _glyph_match(self, phrase: str) -> np.ndarray:
         """The phrase's caption match against every glyph (one value per glyph)."""
         words = _words(phrase)
         joined = normalise_text(phrase.replace("-", " "))
         out = np.zeros(len(self.icons.glyphs), dtype=np.float32)
-        for i, g in enumerate(self.icons.glyphs):
-            names = {normalise_text(t.replace("-", " ")) for t in (g.name, g.label, *g.terms)}
-            vocab = set().union(*(_words(t) for t in names))
+        for i, (names, vocab) in enumerate(self._vocab()):
             if joined in names:
                 out[i] = 1.0
             elif words and words <= vocab:
@@ -347,40 +352,64 @@ class IconAnchor(_CandidateAnchor):
 
     def candidates(self, screen: Screen, query: Query) -> list[Candidate]:
         phrase = query.phrase.strip()
-        rows = self.captions(screen)
         out = []
-        if not phrase:  # "the icon left of Save": any icon, by shape confidence
-            for e, caps in rows:
-                if caps:
-                    out.append(Candidate(e.box, 0.6 * caps[0][1], caps[0][0], self.name, "icon"))
-            return out
         if self.captioner is not None:
-            assert self.embedder is not None, "a captioner needs an embedder to match captions"
-            texts = [caps[0][0] for _, caps in rows if caps]
-            cos = _cosine(self.embedder, [phrase], texts)[0] if texts else []
-            k = 0
-            for e, caps in rows:
-                if caps:
-                    out.append(
-                        Candidate(e.box, _semantic(float(cos[k]), cap=1.0), caps[0][0], self.name, "icon")
-                    )
-                    k += 1
-        else:
-            match = self._glyph_match(phrase)
-            for e, caps in rows:
-                best, label = 0.0, ""
-                for caption, shape, g in caps:
-                    s = shape * float(match[g])
-                    if s > best:
-                        best, label = s, self.icons.glyphs[g].name
-                if best >= 0.3:
-                    out.append(Candidate(e.box, best, label, self.name, "icon"))
+            return self._captioned(screen, phrase)
+        elements, descs, ars = self._described(screen)
+        valid = np.nonzero(descs.any(axis=1))[0]
+        if len(valid) == 0:
+            return []
+        if not phrase:  # "the icon left of Save": any icon, by how much it looks like one
+            sims = self.icons.similarity(descs[valid], ars[valid])
+            best = sims.argmax(axis=1)
+            for row, e_i in enumerate(valid):
+                conf = _shape(float(sims[row, best[row]]))
+                if conf > 0:
+                    g = self.icons.glyphs[int(best[row])]
+                    out.append(Candidate(elements[e_i].box, 0.6 * conf, g.name, self.name, "icon"))
+            return out
+        match = self._glyph_match(phrase)
+        wanted = np.nonzero(match >= 0.3)[0]
+        if len(wanted) == 0:
+            return []
+        shape = np.vectorize(_shape)(self.icons.similarity(descs[valid], ars[valid], wanted))
+        combined = shape * match[wanted][None, :]
+        best = combined.argmax(axis=1)
+        for row, e_i in enumerate(valid):
+            score = float(combined[row, best[row]])
+            if score >= 0.3:
+                g = self.icons.glyphs[int(wanted[best[row]])]
+                out.append(Candidate(elements[e_i].box, score, g.name, self.name, "icon"))
+        out.sort(key=lambda c: -c.score)
+        return _suppress(out)[:50]
+
+    def _captioned(self, screen: Screen, phrase: str) -> list[Candidate]:
+        """Candidates from a captioning model's words for each element."""
+        if "captions" not in screen.cache:
+            elements = self.elements(screen)
+            screen.cache["captions"] = [
+                (e, self.captioner.caption(_crop(screen.image, e.box, pad=2))) for e in elements
+            ]
+        rows: list[tuple[Element, str]] = screen.cache["captions"]
+        if not rows:
+            return []
+        if not phrase:
+            return [Candidate(e.box, 0.6, cap, self.name, "icon") for e, cap in rows]
+        if self.embedder is None:
+            raise ValueError("an icon captioner needs an embedder to match its captions")
+        cos = _cosine(self.embedder, [phrase], [cap for _, cap in rows])[0]
+        out = [
+            Candidate(e.box, _semantic(float(c), cap=1.0), cap, self.name, "icon")
+            for (e, cap), c in zip(rows, cos, strict=True)
+        ]
+        out = [c for c in out if c.score >= 0.3]
         out.sort(key=lambda c: -c.score)
         return _suppress(out)[:50]
 
 
 def _shape(sim: float) -> float:
-    return max(0.0, min(1.0, (sim - 0.6) / 0.3))
+    """Glyph similarity as confidence: 0.65 or less is no likeness, 0.9 or more is sure."""
+    return max(0.0, min(1.0, (sim - 0.65) / 0.25))
 
 
 def _crop(image: PILImage.Image, box: Box, pad: int = 0) -> PILImage.Image:

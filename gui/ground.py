@@ -225,8 +225,8 @@ class Grounder:
     def _relate(
         self, screen: Screen, query: Query, cands: dict[str, list[Candidate]]
     ) -> dict[str, list[Candidate]]:
-        """Keep the target candidates on the relation's side of the best reference, the
-        nearest scoring highest."""
+        """Keep the target candidates on the relation's side of the best reference; the nearest
+        keeps its score, farther ones lose in proportion to their proximity weight."""
         assert query.relation is not None
         direction, ref_phrase = query.relation
         ref_query = parse_instruction(ref_phrase)
@@ -234,23 +234,28 @@ class Grounder:
         if not refs:
             return {k: [] for k in cands}
         ref = max(refs, key=lambda c: c.score)
-        out: dict[str, list[Candidate]] = {}
+        scored: dict[str, list[tuple[Candidate, float]]] = {}
         for name, cs in cands.items():
-            kept = []
+            scored[name] = []
             for c in cs:
                 if query.kind == "icon" and c.kind != "icon":
                     continue
                 factor = _relation_factor(c.box, ref.box, direction)
                 if factor > 0 and _iou_like(c.box, ref.box) < 0.3:
-                    kept.append(
-                        Candidate(
-                            c.box,
-                            min(c.score, ref.score) * factor if query.phrase else ref.score * factor,
-                            c.label,
-                            c.anchor,
-                            c.kind,
-                        )
-                    )
+                    scored[name].append((c, factor))
+        nearest = max((f for rows in scored.values() for _, f in rows), default=1.0)
+        out: dict[str, list[Candidate]] = {}
+        for name, rows in scored.items():
+            kept = [
+                Candidate(
+                    c.box,
+                    (min(c.score, ref.score) if query.phrase else ref.score) * f / nearest,
+                    c.label,
+                    c.anchor,
+                    c.kind,
+                )
+                for c, f in rows
+            ]
             out[name] = _suppress(sorted(kept, key=lambda c: -c.score))
         return out
 
@@ -289,7 +294,7 @@ class Grounder:
 
 def _relation_factor(box: Box, ref: Box, direction: str) -> float:
     """How well ``box`` sits in ``direction`` of ``ref``: 0 when not at all, else a proximity
-    weight in (0, 1] that halves every reference-size of distance."""
+    weight in (0, 1] that halves every 240 px (or eight reference heights) of distance."""
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     rx, ry = (ref[0] + ref[2]) / 2, (ref[1] + ref[3]) / 2
     size = max(ref[3] - ref[1], 12.0)
@@ -307,7 +312,7 @@ def _relation_factor(box: Box, ref: Box, direction: str) -> float:
         dist = math.hypot(cx - rx, cy - ry) - size
     else:
         return 0.0
-    return float(0.5 ** (max(0.0, dist) / (4 * size)))
+    return float(0.5 ** (max(0.0, dist) / max(8 * size, 240.0)))
 
 
 def _iou_like(a: Box, b: Box) -> float:

@@ -122,7 +122,14 @@ def ink_of(crop: PILImage.Image) -> np.ndarray:
 
 
 class IconSet:
-    """The named glyphs and their descriptors (``matrix``: one row per glyph)."""
+    """The named glyphs and their descriptors.
+
+    ``matrix`` is (sizes, glyphs, DESCRIPTOR**2): each glyph rendered at several pixel sizes,
+    since a 13 px glyph on a screen is blurred by anti-aliasing the way a 13 px rendering is,
+    not the way a 64 px one is; a match takes the best size.
+    """
+
+    SIZES = (13, 18, 24, 64)
 
     def __init__(self, glyphs: list[Glyph], matrix: np.ndarray, aspects: np.ndarray) -> None:
         self.glyphs, self.matrix, self.aspects = glyphs, matrix, aspects
@@ -135,56 +142,80 @@ class IconSet:
 
         base = _package_dir()
         meta = json.loads((base / "metadata" / "icons.json").read_text())
-        fonts = {s: ImageFont.truetype(str(base / "webfonts" / f), 64) for s, f in _FONTS.items()}
+        fonts = {
+            (s, px): ImageFont.truetype(str(base / "webfonts" / f), px)
+            for s, f in _FONTS.items()
+            for px in cls.SIZES
+        }
         glyphs, rows, aspects = [], [], []
         for name, entry in sorted(meta.items()):
             terms = tuple(
                 [*entry.get("aliases", {}).get("names", []), *entry.get("search", {}).get("terms", [])]
             )
+            char = chr(int(entry["unicode"], 16))
             for style in entry.get("free", []):
-                if style not in fonts:
+                if style not in _FONTS:
                     continue
-                canvas = Image.new("L", (96, 96), 0)
-                ImageDraw.Draw(canvas).text(
-                    (16, 16), chr(int(entry["unicode"], 16)), fill=255, font=fonts[style]
-                )
-                ink = np.asarray(canvas, dtype=np.float32) / 255.0
-                d = describe(ink)
-                if d is None:
+                per_size = []
+                aspect = 1.0
+                for px in cls.SIZES:
+                    side = px * 2 + 8
+                    canvas = Image.new("L", (side, side), 0)
+                    ImageDraw.Draw(canvas).text((4, 4), char, fill=255, font=fonts[(style, px)])
+                    ink = np.asarray(canvas, dtype=np.float32) / 255.0
+                    d = describe(ink)
+                    if d is None:
+                        break
+                    per_size.append(d)
+                    if px == cls.SIZES[-1]:
+                        ys, xs = np.nonzero(ink > 0.2)
+                        aspect = (xs.max() - xs.min() + 1) / (ys.max() - ys.min() + 1)
+                if len(per_size) != len(cls.SIZES):
                     continue
-                ys, xs = np.nonzero(ink > 0.2)
-                aspects.append((xs.max() - xs.min() + 1) / (ys.max() - ys.min() + 1))
-                glyphs.append(
-                    Glyph(name, style, int(entry["unicode"], 16), entry.get("label", name), terms)
-                )
-                rows.append(d)
-        return cls(glyphs, np.stack(rows), np.asarray(aspects, dtype=np.float32))
+                aspects.append(aspect)
+                glyphs.append(Glyph(name, style, ord(char), entry.get("label", name), terms))
+                rows.append(np.stack(per_size))
+        matrix = np.stack(rows).transpose(1, 0, 2).copy()  # sizes, glyphs, features
+        return cls(glyphs, matrix, np.asarray(aspects, dtype=np.float32))
 
-    def match(self, crops: list[PILImage.Image], top: int = 3) -> list[list[tuple[Glyph, float]]]:
-        """For each crop, the ``top`` glyphs by shape similarity in [0, 1] (cosine of the
-        descriptors, lowered when the aspect ratios differ)."""
-        out: list[list[tuple[Glyph, float]]] = []
-        descs, ars, keep = [], [], []
+    @staticmethod
+    def descriptors(crops: list[PILImage.Image]) -> tuple[np.ndarray, np.ndarray]:
+        """(descriptors, aspect ratios) of crops; a crop without ink gets a zero row."""
+        descs = np.zeros((len(crops), DESCRIPTOR * DESCRIPTOR), dtype=np.float32)
+        ars = np.ones(len(crops), dtype=np.float32)
         for i, crop in enumerate(crops):
             ink = ink_of(crop)
             d = describe(ink)
             if d is None:
                 continue
             ys, xs = np.nonzero(ink > 0.2)
-            descs.append(d)
-            ars.append((xs.max() - xs.min() + 1) / (ys.max() - ys.min() + 1))
-            keep.append(i)
-        results: dict[int, list[tuple[Glyph, float]]] = {}
-        if descs:
-            sims = np.stack(descs) @ self.matrix.T
-            ratio = np.abs(np.log(np.asarray(ars)[:, None] / self.aspects[None, :]))
-            sims = np.clip(sims, 0, 1) * np.exp(-ratio)
-            best = np.argsort(-sims, axis=1)[:, :top]
-            for row, i in enumerate(keep):
-                results[i] = [(self.glyphs[j], float(sims[row, j])) for j in best[row]]
-        for i in range(len(crops)):
-            out.append(results.get(i, []))
+            descs[i] = d
+            ars[i] = (xs.max() - xs.min() + 1) / (ys.max() - ys.min() + 1)
+        return descs, ars
+
+    def similarity(
+        self, descs: np.ndarray, aspects: np.ndarray, glyphs: np.ndarray | None = None
+    ) -> np.ndarray:
+        """(crops x glyphs) shape similarity in [0, 1]: the best size's cosine, lowered when
+        the aspect ratios differ; ``glyphs`` (indices) restricts the columns."""
+        mat = self.matrix if glyphs is None else self.matrix[:, glyphs]
+        ga = self.aspects if glyphs is None else self.aspects[glyphs]
+        sims = np.einsum("md,sgd->msg", descs, mat).max(axis=1)
+        ratio = np.abs(np.log(np.maximum(aspects[:, None], 1e-3) / ga[None, :]))
+        out: np.ndarray = np.clip(sims, 0, 1) * np.exp(-ratio)
         return out
+
+    def match(self, crops: list[PILImage.Image], top: int = 3) -> list[list[tuple[Glyph, float]]]:
+        """For each crop, its ``top`` glyphs by shape similarity (empty when it has no ink)."""
+        descs, ars = self.descriptors(crops)
+        if not crops:
+            return []
+        sims = self.similarity(descs, ars)
+        best = np.argsort(-sims, axis=1)[:, :top]
+        return [
+            [(self.glyphs[j], float(sims[i, j])) for j in best[i]] if descs[i].any() else []
+            for i in range(len(crops))
+        ]
 
 
 def detect_elements(
@@ -198,7 +229,7 @@ def detect_elements(
     """Icon-sized connected components of the edges of ``image`` not covered by text."""
     import cv2
 
-    scale = 1.0 if image.width <= 2000 else 0.5  # 4K screens draw icons twice as large
+    scale = 1.0
     grey = np.asarray(image.convert("L"))
     if scale != 1.0:
         grey = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)

@@ -3,7 +3,9 @@
 The image is read in grey levels, never binarised by us (tesseract's own thresholding sees the
 anti-aliased text), upscaled so that UI text (11-14 px) is read at the height tesseract is good
 at, and cut into overlapping tiles read in parallel: a 4K screenshot is never one huge page.
-Words seen twice in an overlap are kept once. Results are cached per image content, in memory
+Words seen twice in an overlap are kept once. A second pass reads a contrast map (each pixel's
+distance from its neighbourhood's median, dark on white whatever the polarity: light text on
+dark or coloured buttons), and where both passes read a word the surer reading is kept. Results are cached per image content, in memory
 and, given ``cache_dir``, on disk, so the second instruction on a screenshot costs no OCR.
 """
 
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["OcrEngine", "OcrResult", "Word"]
 
 Box = tuple[float, float, float, float]
+_VERSION = 3  # of the reading procedure: part of the cache key, so old readings are not reused
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,8 @@ def _overlap(a: Box, b: Box) -> float:
 class OcrEngine:
     """Tesseract through pytesseract (``--psm 11``: sparse text, as on screens).
 
-    ``scale`` None picks 2 for screens up to 2000 px wide and 1 above (4K screens draw text at
-    twice the size); ``tile`` is the tile side in upscaled pixels.
+    ``scale`` is the upscaling (2: UI text of 11-14 px is read at 22-28 px); ``tile`` the tile
+    side in upscaled pixels; ``second_pass`` adds the contrast-map reading.
     """
 
     def __init__(
@@ -74,7 +77,8 @@ class OcrEngine:
         tile: int = 1600,
         overlap: int = 96,
         workers: int = 2,
-        min_conf: float = 0.3,
+        min_conf: float = 0.1,
+        second_pass: bool = True,
         cache_dir: str | Path | None = None,
         cache_size: int = 32,
     ) -> None:
@@ -83,7 +87,7 @@ class OcrEngine:
         # One OpenMP thread per tesseract process: the tile pool already runs ``workers``.
         os.environ.setdefault("OMP_THREAD_LIMIT", "1")
         self.lang, self.scale, self.tile, self.overlap = lang, scale, tile, overlap
-        self.workers, self.min_conf = workers, min_conf
+        self.workers, self.min_conf, self.second_pass = workers, min_conf, second_pass
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self._cache: OrderedDict[str, OcrResult] = OrderedDict()
         self._cache_size = cache_size
@@ -91,7 +95,10 @@ class OcrEngine:
 
     def read(self, image: PILImage.Image) -> OcrResult:
         """The words of ``image``, from the cache when this content was read before."""
-        key = f"{image_key(image)}-{self.lang}-{self.scale}"
+        key = (
+            f"{image_key(image)}-{self.lang}-s{self.scale}-t{self.tile}-o{self.overlap}"
+            f"-c{self.min_conf}-p{int(self.second_pass)}-v{_VERSION}"
+        )
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
@@ -126,7 +133,7 @@ class OcrEngine:
         from PIL import Image
 
         self.calls += 1
-        scale = self.scale or (2.0 if image.width <= 2000 else 1.0)
+        scale = self.scale or 2.0
         grey = image.convert("L")
         if scale != 1.0:
             grey = grey.resize(
@@ -137,16 +144,23 @@ class OcrEngine:
         for y in range(0, max(1, grey.height - self.overlap), step):
             for x in range(0, max(1, grey.width - self.overlap), step):
                 tiles.append((x, y, min(grey.width, x + self.tile), min(grey.height, y + self.tile)))
+        # a second pass over the contrast map reads light text on dark or coloured buttons,
+        # which tesseract's own thresholding often loses; per word the surer reading wins
+        images = [grey, _contrast_map(grey)] if self.second_pass else [grey]
+        jobs = [(im, t) for im in images for t in tiles]
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            parts = list(pool.map(lambda t: self._tile(grey, t), tiles))
+            parts = list(pool.map(lambda job: self._tile(*job), jobs))
         words: list[Word] = []
         line_base = 0
         for part in parts:
-            ids = {}
+            ids: dict[tuple[int, int, int], int] = {}
             for text, box, conf, line in part:
                 box = (box[0] / scale, box[1] / scale, box[2] / scale, box[3] / scale)
-                if any(w.text == text and _overlap(w.box, box) > 0.5 for w in words):
-                    continue  # read twice in an overlap
+                clash = [i for i, w in enumerate(words) if _overlap(w.box, box) > 0.5]
+                if clash and all(words[i].conf >= conf for i in clash):
+                    continue  # read before, as surely (an overlap, or the other polarity)
+                for i in sorted(clash, reverse=True):
+                    del words[i]
                 ids.setdefault(line, line_base + len(ids))
                 words.append(Word(text, box, conf, ids[line]))
             line_base += len(ids) + 1
@@ -174,3 +188,17 @@ class OcrEngine:
                 (text, b, conf, (data["block_num"][i], data["par_num"][i], data["line_num"][i]))
             )
         return out
+
+
+def _contrast_map(grey: PILImage.Image, window: int = 31) -> PILImage.Image:
+    """Distance of each pixel from the median of its ``window`` (the local background), as
+    dark ink on white: text of either polarity on any background reads the same. Continuous,
+    not a threshold."""
+    import cv2
+    import numpy as np
+    from PIL import Image
+
+    g = np.asarray(grey, dtype=np.uint8)
+    background = cv2.medianBlur(g, window)
+    ink = np.abs(g.astype(np.int16) - background.astype(np.int16))
+    return Image.fromarray(255 - np.clip(ink * 2, 0, 255).astype(np.uint8))

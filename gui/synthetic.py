@@ -110,6 +110,7 @@ class ScreenSpec:
     scale: float
     layout: str
     items: list[dict[str, Any]]  # instruction, target (data-target id or None), ui_type, relation
+    names: dict[str, str]  # data-target id -> its label or glyph name
 
 
 class _Builder:
@@ -357,7 +358,8 @@ def screen_spec(rng: random.Random, icons: dict[str, _Icon], layout: str | None 
     css = _css(rng.choice(THEMES), rng.choice(FONTS), size, fa)
     page = f"<!doctype html><html><head><style>{css}</style></head><body>{body}</body></html>"
     items = _instructions(b, layout) + b.relational
-    return ScreenSpec(page, width, height, scale, layout + ("-4k" if four_k else ""), items)
+    names = dict(b.texts) | dict(b.icon_targets)
+    return ScreenSpec(page, width, height, scale, layout + ("-4k" if four_k else ""), items, names)
 
 
 def _relational_toolbar(b: _Builder) -> None:
@@ -420,6 +422,7 @@ def generate(
                         "img_size": list(shot.size),
                         "layout": spec.layout,
                         "relation": item.get("relation"),
+                        "target_name": spec.names.get(target) if target else None,
                     }
                 )
             if progress is not None:
