@@ -237,11 +237,27 @@ class TextAnchor(_CandidateAnchor):
             scores = np.maximum(scores, np.array([sem[t] for t, _, _ in spans], dtype=np.float32))
         out = []
         for (text, box, conf), s in zip(spans, scores, strict=True):
-            s = float(s) * (0.8 + 0.2 * conf)
+            s = float(s)
+            if s < 0.95 and len(text) > len(phrase):
+                # the phrase glued to a misread icon or a stray mark ("grefresh" for Refresh):
+                # the matched letters, with the box cut to them
+                al = fuzz.partial_ratio_alignment(phrase, text)
+                # only a leading glue (icons sit before their labels); a trailing one is
+                # another word ("shared" is not "Share")
+                if al.score >= 90 and al.dest_start <= 2 and al.dest_end == len(text):
+                    per_char = (box[2] - box[0]) / len(text)
+                    box = (
+                        box[0] + al.dest_start * per_char,
+                        box[1],
+                        box[0] + al.dest_end * per_char,
+                        box[3],
+                    )
+                    s = max(s, 0.95 * (al.score / 100.0 - 0.5) / 0.5)
+            s *= 0.8 + 0.2 * conf
             if s >= 0.35:
                 out.append(Candidate(box, s, text, self.name, "text"))
         out.sort(key=lambda c: -c.score)
-        return _suppress(out)[:50]
+        return _suppress(out, containment=True)[:50]
 
 
 _STOP = {"the", "a", "an", "to", "of", "and", "or", "for", "in", "on", "with", "my", "this"}
@@ -262,9 +278,9 @@ class IconAnchor(_CandidateAnchor):
     """Elements captioned by the icon set, the captions matched to the phrase.
 
     A candidate's score is (shape confidence) x (caption match): shape confidence maps the
-    glyph similarity 0.6..0.9 to 0..1; the caption match is 1.0 when the phrase is the glyph's
-    name, label, alias or a search term, 0.9 when all the phrase's words are among those, and
-    the embedding score of phrase against caption otherwise. A captioner (a model) replaces the
+    glyph similarity 0.65..0.9 to 0..1; the caption match is 1.0 when the phrase is the glyph's
+    name, label or an alias, 0.85 when it is one of its search terms, 0.75 when all the phrase's
+    words are among those, and the embedding score of phrase against caption otherwise. A captioner (a model) replaces the
     glyph match when given.
     """
 
@@ -287,7 +303,7 @@ class IconAnchor(_CandidateAnchor):
             top,
         )
         self._caption_vectors: np.ndarray | None = None
-        self._vocabulary: list[tuple[set[str], set[str]]] | None = None
+        self._vocabulary: list[tuple[set[str], set[str], set[str]]] | None = None
 
     def elements(self, screen: Screen) -> list[Element]:
         from lemmata.gui.icons import detect_elements
@@ -320,12 +336,15 @@ class IconAnchor(_CandidateAnchor):
         result: tuple[list[Element], np.ndarray, np.ndarray] = screen.cache["icon_desc"]
         return result
 
-    def _vocab(self) -> list[tuple[set[str], set[str]]]:
+    def _vocab(self) -> list[tuple[set[str], set[str], set[str]]]:
+        """Per glyph: its names (name, label, aliases), its search terms, and all their words."""
         if self._vocabulary is None:
             self._vocabulary = []
             for g in self.icons.glyphs:
-                names = {normalise_text(t.replace("-", " ")) for t in (g.name, g.label, *g.terms)}
-                self._vocabulary.append((names, set().union(*(_words(t) for t in names))))
+                names = {normalise_text(t.replace("-", " ")) for t in (g.name, g.label, *g.aliases)}
+                terms = {normalise_text(t.replace("-", " ")) for t in g.terms} - names
+                words = set().union(*(_words(t) for t in names | terms))
+                self._vocabulary.append((names, terms, words))
         return self._vocabulary
 
     def _glyph_match(self, phrase: str) -> np.ndarray:
@@ -333,11 +352,13 @@ class IconAnchor(_CandidateAnchor):
         words = _words(phrase)
         joined = normalise_text(phrase.replace("-", " "))
         out = np.zeros(len(self.icons.glyphs), dtype=np.float32)
-        for i, (names, vocab) in enumerate(self._vocab()):
+        for i, (names, terms, vocab) in enumerate(self._vocab()):
             if joined in names:
                 out[i] = 1.0
+            elif joined in terms:
+                out[i] = 0.85
             elif words and words <= vocab:
-                out[i] = 0.9
+                out[i] = 0.75
         if self.embedder is not None:
             if self._caption_vectors is None:
                 vecs = self.embedder.embed([g.caption for g in self.icons.glyphs])
@@ -426,10 +447,22 @@ def _iou(a: Box, b: Box) -> float:
     return inter / union if union > 0 else 0.0
 
 
-def _suppress(cands: list[Candidate], iou: float = 0.5) -> list[Candidate]:
-    """Non-maximum suppression over score-sorted candidates."""
+def _suppress(
+    cands: list[Candidate], iou: float = 0.5, *, containment: bool = False
+) -> list[Candidate]:
+    """Non-maximum suppression over score-sorted candidates; with ``containment`` a box that
+    holds a better one (a longer run of words around the matched ones) goes too."""
     kept: list[Candidate] = []
     for c in cands:
-        if all(_iou(c.box, k.box) < iou for k in kept):
+        if all(
+            _iou(c.box, k.box) < iou and not (containment and _inside(k.box, c.box)) for k in kept
+        ):
             kept.append(c)
     return kept
+
+
+def _inside(inner: Box, outer: Box) -> bool:
+    ix = max(0.0, min(inner[2], outer[2]) - max(inner[0], outer[0]))
+    iy = max(0.0, min(inner[3], outer[3]) - max(inner[1], outer[1]))
+    area = (inner[2] - inner[0]) * (inner[3] - inner[1])
+    return area > 0 and ix * iy / area > 0.8

@@ -7,8 +7,8 @@ Given maps ``H_a`` in [0, 1] on one grid and weights ``w_a``:
   ``agree`` at that cell: where anchors agree the evidence adds up, and an anchor that sees
   nothing on this screen (no text, no icon) neither dilutes nor vetoes the others;
 - **single peak**: an anchor whose map has one sharp peak (its maximum at least ``peak`` and
-  every other peak, outside a window around it, below ``ratio`` times the maximum) keeps that
-  peak at full height even where the others disagree;
+  every other peak, outside the maximum's own blob, below ``ratio`` times the maximum) keeps
+  that peak at full height even where the others disagree;
 - the fused map is the cell-wise maximum of the two, clipped to [0, 1]. Its maximum is the
   grounding's score; below the calibrated threshold the grounder abstains.
 """
@@ -31,7 +31,6 @@ class FusionConfig:
     agreement: float = 0.5
     peak: float = 0.55
     ratio: float = 0.8
-    window: int = 6  # grid cells around the peak that belong to it
 
 
 @dataclass
@@ -51,14 +50,24 @@ class FusionResult:
         return divmod(idx, self.fused.shape[1])
 
 
-def peak_sharpness(heat: torch.Tensor, window: int) -> tuple[float, float]:
-    """(maximum, highest value outside ``window`` cells around it) of a map."""
+def peak_sharpness(heat: torch.Tensor, floor: float = 0.5) -> tuple[float, float]:
+    """(maximum, highest value outside the maximum's own blob) of a map; the blob is the
+    connected region around the maximum where the map stays above ``floor`` times it."""
+    import cv2
+    import numpy as np
+    import torch
+
     if heat.numel() == 0:
         return 0.0, 0.0
     top = float(heat.max())
+    if top <= 0:
+        return 0.0, 0.0
     r, c = divmod(int(heat.argmax()), heat.shape[1])
-    rest = heat.clone()
-    rest[max(0, r - window) : r + window + 1, max(0, c - window) : c + window + 1] = 0
+    mask = (heat >= floor * top).numpy().astype(np.uint8)
+    _, labels = cv2.connectedComponents(mask, connectivity=8)
+    blob = torch.from_numpy(labels == labels[r, c])
+    blob = torch.nn.functional.max_pool2d(blob[None, None].float(), 3, 1, 1)[0, 0] > 0
+    rest = heat.masked_fill(blob, 0.0)
     return top, float(rest.max())
 
 
@@ -90,7 +99,7 @@ def consensus_single_peak(
     fused = consensus.clone()
     peaks = []
     for n in active:
-        top, second = peak_sharpness(maps[n], cfg.window)
+        top, second = peak_sharpness(maps[n])
         if top >= cfg.peak and second < cfg.ratio * top:
             peaks.append(n)
             fused = torch.maximum(fused, maps[n])

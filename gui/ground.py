@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_THRESHOLD", "Grounder", "Grounding", "ground"]
 
 DEFAULT_THRESHOLD = 0.5
+OFF_KIND = 0.7  # the score factor of a text candidate for "the ... icon", and vice versa
 
 Box = tuple[float, float, float, float]
 
@@ -147,6 +148,14 @@ class Grounder:
         screen = image if isinstance(image, Screen) else self.screen(image, elements)
         threshold = self.threshold if threshold is None else threshold
         cands = self._candidates(screen, query)
+        if query.kind is not None:  # "the ... icon", or a quoted label: the other kind yields
+            cands = {
+                name: [
+                    c if c.kind in (query.kind, "attention") else _rescored(c, c.score * OFF_KIND)
+                    for c in cs
+                ]
+                for name, cs in cands.items()
+            }
         if query.relation is not None:
             cands = self._relate(screen, query, cands)
         maps: dict[str, torch.Tensor] = {}
@@ -290,6 +299,10 @@ class Grounder:
             y0 + top.box[3] / 3,
         )
         return Candidate(box, top.score, top.label, top.anchor, top.kind)
+
+
+def _rescored(c: Candidate, score: float) -> Candidate:
+    return Candidate(c.box, score, c.label, c.anchor, c.kind)
 
 
 def _relation_factor(box: Box, ref: Box, direction: str) -> float:

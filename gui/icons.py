@@ -48,11 +48,12 @@ class Glyph:
     style: str  # solid, regular, brands
     codepoint: int
     label: str
-    terms: tuple[str, ...]
+    terms: tuple[str, ...]  # search terms
+    aliases: tuple[str, ...] = ()
 
     @property
     def caption(self) -> str:
-        words = [self.label, *self.terms]
+        words = [self.label, *self.aliases, *self.terms]
         return ", ".join(dict.fromkeys(w.lower() for w in words))
 
 
@@ -149,9 +150,8 @@ class IconSet:
         }
         glyphs, rows, aspects = [], [], []
         for name, entry in sorted(meta.items()):
-            terms = tuple(
-                [*entry.get("aliases", {}).get("names", []), *entry.get("search", {}).get("terms", [])]
-            )
+            aliases = tuple(entry.get("aliases", {}).get("names", []))
+            terms = tuple(entry.get("search", {}).get("terms", []))
             char = chr(int(entry["unicode"], 16))
             for style in entry.get("free", []):
                 if style not in _FONTS:
@@ -173,7 +173,7 @@ class IconSet:
                 if len(per_size) != len(cls.SIZES):
                     continue
                 aspects.append(aspect)
-                glyphs.append(Glyph(name, style, ord(char), entry.get("label", name), terms))
+                glyphs.append(Glyph(name, style, ord(char), entry.get("label", name), terms, aliases))
                 rows.append(np.stack(per_size))
         matrix = np.stack(rows).transpose(1, 0, 2).copy()  # sizes, glyphs, features
         return cls(glyphs, matrix, np.asarray(aspects, dtype=np.float32))
@@ -229,22 +229,29 @@ def detect_elements(
     """Icon-sized connected components of the edges of ``image`` not covered by text."""
     import cv2
 
-    scale = 1.0
     grey = np.asarray(image.convert("L"))
-    if scale != 1.0:
-        grey = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
     edges = cv2.Canny(grey, 40, 120)
-    merged = cv2.dilate(edges, np.ones((3, 3), np.uint8), iterations=1)
-    n, _, stats, _ = cv2.connectedComponentsWithStats(merged, connectivity=8)
-    lo, hi = min_side * scale, max_side * scale
+    lo, hi = min_side, max_side
     out: list[Element] = []
-    for x, y, w, h, _area in stats[1:n]:
-        if not (lo <= w <= hi and lo <= h <= hi) or max(w, h) > 3.5 * min(w, h):
-            continue
-        box = (float(x / scale), float(y / scale), float((x + w) / scale), float((y + h) / scale))
-        if any(_covered(box, t) for t in text_boxes):
-            continue
-        out.append(Element(box))
+    seen: set[tuple[int, int, int, int]] = set()
+    # two merge distances: strokes 2 px apart (most glyphs), and 6 px (bars, dots, grids)
+    for iterations in (1, 3):
+        merged = cv2.dilate(edges, np.ones((3, 3), np.uint8), iterations=iterations)
+        n, _, stats, _ = cv2.connectedComponentsWithStats(merged, connectivity=8)
+        for x, y, w, h, _area in stats[1:n]:
+            if not (lo <= w <= hi and lo <= h <= hi) or max(w, h) > 3.5 * min(w, h):
+                continue
+            # dilation grew the box: give back all but one pixel of it
+            g = iterations - 1
+            x, y, w, h = x + g, y + g, max(1, w - 2 * g), max(1, h - 2 * g)
+            key = (int(x) // 3, int(y) // 3, int(w) // 3, int(h) // 3)
+            if key in seen:
+                continue
+            seen.add(key)
+            box = (float(x), float(y), float(x + w), float(y + h))
+            if any(_covered(box, t) for t in text_boxes):
+                continue
+            out.append(Element(box))
     out.sort(key=lambda e: (e.box[2] - e.box[0]) * (e.box[3] - e.box[1]))
     return out[:max_elements]
 

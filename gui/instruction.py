@@ -108,14 +108,20 @@ def _strip(text: str) -> tuple[str, str | None]:
             break
     kind = None
     kept = []
+    roles = []
     for w in words:
         lw = w.lower().strip(",;:")
         if lw in _ICON_WORDS:
             kind = "icon"
             continue
-        if lw in _ARTICLES or lw in _ROLE_WORDS:
+        if lw in _ROLE_WORDS:
+            roles.append(w.strip(",;:"))
+            continue
+        if lw in _ARTICLES:
             continue
         kept.append(w.strip(",;:"))
+    if not kept and roles:  # "tap the text button": the role word is the name
+        kept = roles[:1]
     if quoted:
         return quoted[0].strip(), kind or "text"
     return " ".join(kept).strip("\"'“”‘’ "), kind

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 __all__ = ["OcrEngine", "OcrResult", "Word"]
 
 Box = tuple[float, float, float, float]
-_VERSION = 3  # of the reading procedure: part of the cache key, so old readings are not reused
+# characters that are icons misread, not text, when they open or close a word
+_EDGE = "©®@&|[](){}<>«»*#%$^~`'\"_=+\\/—–-:;,.!?"
+_VERSION = 4  # of the reading procedure: part of the cache key, so old readings are not reused
 
 
 @dataclass(frozen=True)
@@ -183,7 +185,21 @@ class OcrEngine:
             if not text or conf < self.min_conf:
                 continue
             x, y = data["left"][i] + box[0], data["top"][i] + box[1]
-            b = (float(x), float(y), float(x + data["width"][i]), float(y + data["height"][i]))
+            w = data["width"][i]
+            # an icon read as a symbol glued to a word ("©Refresh"): cut it off, box and all
+            core = text.strip(_EDGE)
+            if not core:
+                continue
+            lead = len(text) - len(text.lstrip(_EDGE))
+            trail = len(text) - len(text.rstrip(_EDGE))
+            per_char = w / len(text)
+            b = (
+                float(x + lead * per_char),
+                float(y),
+                float(x + w - trail * per_char),
+                float(y + data["height"][i]),
+            )
+            text = core
             out.append(
                 (text, b, conf, (data["block_num"][i], data["par_num"][i], data["line_num"][i]))
             )

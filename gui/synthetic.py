@@ -319,7 +319,10 @@ def _instructions(b: _Builder, layout: str) -> list[dict[str, Any]]:
             }
         )
     # negatives: a label and an icon the screen does not have
-    absent = [x for x in BUTTONS if x.lower() not in b.labels]
+    present = set().union(*(b.icons[n].vocabulary for _, n in b.icon_targets)) if b.icon_targets else set()
+    absent = [
+        x for x in BUTTONS if x.lower() not in b.labels and not set(x.lower().split()) & present
+    ]
     out.append(
         {
             "instruction": f"click the {rng.choice(absent)} button",
@@ -327,7 +330,6 @@ def _instructions(b: _Builder, layout: str) -> list[dict[str, Any]]:
             "ui_type": "text",
         }
     )
-    present = set().union(*(b.icons[n].vocabulary for _, n in b.icon_targets)) if b.icon_targets else set()
     for n in rng.sample(UI_ICONS, len(UI_ICONS)):
         phrase = b.icons[n].phrases[0]
         if n in {m for _, m in b.icon_targets} or set(phrase.split()) & present:
