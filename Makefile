@@ -11,10 +11,10 @@ export TOKENIZERS_PARALLELISM := false
 .PHONY: setup demo test lint pytest bench clean
 
 # The tests need the ray extra (proof workers on a local Ray instance) and the notebooks
-# extra (they execute notebooks/), and the research extra (pandas, scipy, pyarrow for the research
-# agent).
+# extra (they execute notebooks/), the research extra (pandas, scipy, pyarrow for the research
+# agent) and the gui extra (tesseract's and Chromium's Python sides, the icon set).
 setup:
-	@scripts/setup.sh dev,ray,notebooks,research
+	@scripts/setup.sh dev,ray,notebooks,research,gui
 
 # The main job on embedded defaults (no LLM, no network): the batch proof runner on the bundled
 # identity suite (Zeilberger certificates, checked proofs, Lean 4 sketches), then on the

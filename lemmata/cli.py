@@ -31,10 +31,12 @@ app = typer.Typer(
 def _add_capability_apps() -> None:
     # Each capability's sub-commands live beside it; their modules import only typer at load.
     from lemmata.agents.research.cli import register as register_research
+    from lemmata.gui.cli import register as register_gui
     from lemmata.memory.cli import app as memory_app
 
     app.add_typer(memory_app, name="memory")
     register_research(app)
+    register_gui(app)
 
 
 _add_capability_apps()

@@ -51,6 +51,8 @@ EXTRAS: dict[str, tuple[tuple[str, str], ...]] = {
         ("pillow", "PIL"),
         ("opencv-python-headless", "cv2"),
         ("rapidfuzz", "rapidfuzz"),
+        ("fontawesomefree", "fontawesomefree"),
+        ("playwright", "playwright"),
     ),
     "lean": (("lean-dojo", "lean_dojo"),),
     "ray": (("ray", "ray"),),
