@@ -260,6 +260,10 @@ class TextAnchor(_CandidateAnchor):
         return _suppress(out, containment=True)[:50]
 
 
+# An icon's name is inferred (its glyph looks like one that is called so), a label is read: at
+# equal match, a visible label wins ("click Save" with both a Save button and a floppy disk).
+INFERRED = 0.9
+
 _STOP = {"the", "a", "an", "to", "of", "and", "or", "for", "in", "on", "with", "my", "this"}
 
 
@@ -277,7 +281,7 @@ def _words(text: str) -> set[str]:
 class IconAnchor(_CandidateAnchor):
     """Elements captioned by the icon set, the captions matched to the phrase.
 
-    A candidate's score is (shape confidence) x (caption match): shape confidence maps the
+    A candidate's score is 0.9 x (shape confidence) x (caption match): shape confidence maps the
     glyph similarity 0.65..0.9 to 0..1; the caption match is 1.0 when the phrase is the glyph's
     name, label or an alias, 0.85 when it is one of its search terms, 0.75 when all the phrase's
     words are among those, and the embedding score of phrase against caption otherwise. A captioner (a model) replaces the
@@ -394,7 +398,7 @@ class IconAnchor(_CandidateAnchor):
         if len(wanted) == 0:
             return []
         shape = np.vectorize(_shape)(self.icons.similarity(descs[valid], ars[valid], wanted))
-        combined = shape * match[wanted][None, :]
+        combined = shape * match[wanted][None, :] * INFERRED
         best = combined.argmax(axis=1)
         for row, e_i in enumerate(valid):
             score = float(combined[row, best[row]])

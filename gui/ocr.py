@@ -30,7 +30,8 @@ __all__ = ["OcrEngine", "OcrResult", "Word"]
 Box = tuple[float, float, float, float]
 # characters that are icons misread, not text, when they open or close a word
 _EDGE = "©®@&|[](){}<>«»*#%$^~`'\"_=+\\/—–-:;,.!?"
-_VERSION = 4  # of the reading procedure: part of the cache key, so old readings are not reused
+_Raw = tuple[str, Box, float, tuple[int, int, int]]  # text, box, confidence, tesseract line
+_VERSION = 5  # of the reading procedure: part of the cache key, so old readings are not reused
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def _overlap(a: Box, b: Box) -> float:
 class OcrEngine:
     """Tesseract through pytesseract (``--psm 11``: sparse text, as on screens).
 
-    ``scale`` is the upscaling (2: UI text of 11-14 px is read at 22-28 px); ``tile`` the tile
+    ``scale`` fixes the upscaling (None: chosen per image, see ``_run``); ``tile`` the tile
     side in upscaled pixels; ``second_pass`` adds the contrast-map reading.
     """
 
@@ -132,10 +133,26 @@ class OcrEngine:
         tmp.replace(self.cache_dir / f"ocr-{key}.json")
 
     def _run(self, image: PILImage.Image) -> OcrResult:
-        from PIL import Image
+        import statistics
 
         self.calls += 1
-        scale = self.scale or 2.0
+        if self.scale is not None:
+            return _merge(self._read(image, self.scale))
+        # Screens up to 2000 px wide draw UI text at 11-14 px: read at 2x. Wider ones may be
+        # 4K at 200 % (text 24-30 px, which tesseract reads worse when doubled again) or at
+        # 100 % (text as small as ever): read at 1x, and at 2x too when the text came out small.
+        if image.width <= 2000:
+            return _merge(self._read(image, 2.0))
+        parts = self._read(image, 1.0)
+        heights = [b[3] - b[1] for part in parts for _, b, conf, _ in part if conf > 0.8]
+        if not heights or statistics.median(heights) < 16:
+            parts += self._read(image, 2.0)
+        return _merge(parts)
+
+    def _read(self, image: PILImage.Image, scale: float) -> list[list[_Raw]]:
+        """The words of every tile and pass at ``scale``, boxes in image pixels."""
+        from PIL import Image
+
         grey = image.convert("L")
         if scale != 1.0:
             grey = grey.resize(
@@ -152,25 +169,14 @@ class OcrEngine:
         jobs = [(im, t) for im in images for t in tiles]
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             parts = list(pool.map(lambda job: self._tile(*job), jobs))
-        words: list[Word] = []
-        line_base = 0
-        for part in parts:
-            ids: dict[tuple[int, int, int], int] = {}
-            for text, box, conf, line in part:
-                box = (box[0] / scale, box[1] / scale, box[2] / scale, box[3] / scale)
-                clash = [i for i, w in enumerate(words) if _overlap(w.box, box) > 0.5]
-                if clash and all(words[i].conf >= conf for i in clash):
-                    continue  # read before, as surely (an overlap, or the other polarity)
-                for i in sorted(clash, reverse=True):
-                    del words[i]
-                ids.setdefault(line, line_base + len(ids))
-                words.append(Word(text, box, conf, ids[line]))
-            line_base += len(ids) + 1
-        return OcrResult(words)
+        return [
+            [(t, (b[0] / scale, b[1] / scale, b[2] / scale, b[3] / scale), c, ln) for t, b, c, ln in part]
+            for part in parts
+        ]
 
     def _tile(
         self, grey: PILImage.Image, box: tuple[int, int, int, int]
-    ) -> list[tuple[str, Box, float, tuple[int, int, int]]]:
+    ) -> list[_Raw]:
         import pytesseract
 
         crop = grey.crop(box)
@@ -218,3 +224,21 @@ def _contrast_map(grey: PILImage.Image, window: int = 31) -> PILImage.Image:
     background = cv2.medianBlur(g, window)
     ink = np.abs(g.astype(np.int16) - background.astype(np.int16))
     return Image.fromarray(255 - np.clip(ink * 2, 0, 255).astype(np.uint8))
+
+
+def _merge(parts: list[list[_Raw]]) -> OcrResult:
+    """One reading from several (tiles, passes, scales): where two words overlap, the surer."""
+    words: list[Word] = []
+    line_base = 0
+    for part in parts:
+        ids: dict[tuple[int, int, int], int] = {}
+        for text, box, conf, line in part:
+            clash = [i for i, w in enumerate(words) if _overlap(w.box, box) > 0.5]
+            if clash and all(words[i].conf >= conf for i in clash):
+                continue  # read before, as surely (an overlap, another pass or scale)
+            for i in sorted(clash, reverse=True):
+                del words[i]
+            ids.setdefault(line, line_base + len(ids))
+            words.append(Word(text, box, conf, ids[line]))
+        line_base += len(ids) + 1
+    return OcrResult(words)
