@@ -164,15 +164,27 @@ def main(argv: list[str] | None = None) -> int:
     names = list(results)
     print(f"{'':20}" + "".join(f"{n:>15}" for n in names))
     rows = ["text", "icon", "negative", "overall"]
-    sizes = sorted({s for r in results.values() for s in r["by_size"]}, key=["tiny", "small", "medium", "large"].index)
+    sizes = sorted(
+        {s for r in results.values() for s in r["by_size"]},
+        key=["tiny", "small", "medium", "large"].index,
+    )
     for row in rows:
         vals = [results[n][row] for n in names]
         print(f"{row:20}" + "".join(f"{'-' if v is None else f'{v:.3f}':>15}" for v in vals))
     for s in sizes:
-        print(f"  size {s:14}" + "".join(f"{results[n]['by_size'].get(s, 0):>15.3f}" for n in names))
-    for key in ("seconds_per_query_median", "seconds_per_query_p95", "seconds_per_query_1920x1080_median"):
+        print(
+            f"  size {s:14}" + "".join(f"{results[n]['by_size'].get(s, 0):>15.3f}" for n in names)
+        )
+    for key in (
+        "seconds_per_query_median",
+        "seconds_per_query_p95",
+        "seconds_per_query_1920x1080_median",
+    ):
         vals = [results[n][key] for n in names]
-        print(f"{key.replace('seconds_per_query', 's/query'):20}" + "".join(f"{'-' if v is None else f'{v:.3f}':>15}" for v in vals))
+        print(
+            f"{key.replace('seconds_per_query', 's/query'):20}"
+            + "".join(f"{'-' if v is None else f'{v:.3f}':>15}" for v in vals)
+        )
     c = results["fused"]["counts"]
     print(f"items: {c['text']} text, {c['icon']} icon, {c['negative']} negative")
     return 0

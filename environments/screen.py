@@ -87,7 +87,9 @@ class ScreenEnvironment:
 
     def _require(self) -> Any:
         if self._page is None:
-            raise RuntimeError("use ScreenEnvironment as a context manager: with ScreenEnvironment(html) as env")
+            raise RuntimeError(
+                "use ScreenEnvironment as a context manager: with ScreenEnvironment(html) as env"
+            )
         return self._page
 
     def _load(self, html: str) -> Observation:
@@ -122,7 +124,9 @@ class ScreenEnvironment:
                 raise UsageError("a click needs numeric x and y (screenshot pixels)") from None
             w, h = self.width * self.scale, self.height * self.scale
             if not (0 <= x < w and 0 <= y < h):
-                raise UsageError(f"click ({x:.0f}, {y:.0f}) is outside the {w:.0f} x {h:.0f} screen")
+                raise UsageError(
+                    f"click ({x:.0f}, {y:.0f}) is outside the {w:.0f} x {h:.0f} screen"
+                )
             cx, cy = x / self.scale, y / self.scale
             hit = page.evaluate(_HIT_JS, [cx, cy])
             page.mouse.click(cx, cy)

@@ -1,7 +1,19 @@
 """lemmata.gui: Trifuse GUI grounding (attention, OCR and icon anchors, Consensus-SinglePeak fusion).
 
-This package is part of the design in ARCHITECTURE.md; its public names are added by the issue
-that builds it, and listed in ``__all__``.
+>>> from lemmata.gui import ground  # doctest: +SKIP
+>>> g = ground("screenshot.png", "open the settings")  # doctest: +SKIP
+>>> g.point, g.bbox, g.score, g.abstained  # doctest: +SKIP
+
+The pieces: :mod:`~lemmata.gui.image` (decoding and limits), :mod:`~lemmata.gui.instruction`
+(phrase, kind, relation), :mod:`~lemmata.gui.ocr` (tesseract), :mod:`~lemmata.gui.icons` (element
+detection, the Font Awesome icon set), :mod:`~lemmata.gui.anchors` (text and icon anchors),
+:mod:`~lemmata.gui.attention` (a vision-language model's attention), :mod:`~lemmata.gui.fusion`
+(Consensus-SinglePeak), :mod:`~lemmata.gui.ground` (the grounder: relations, zoom, abstention),
+:mod:`~lemmata.gui.datasets` (ScreenSpot loaders, accuracy), :mod:`~lemmata.gui.synthetic`
+(generated screens), :mod:`~lemmata.gui.render` (headless Chromium), :mod:`~lemmata.gui.draw`
+(heatmaps over screenshots).
 """
 
-__all__: list[str] = []
+from lemmata.gui.ground import Grounder, Grounding, ground
+
+__all__ = ["Grounder", "Grounding", "ground"]

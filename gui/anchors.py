@@ -223,10 +223,7 @@ class TextAnchor(_CandidateAnchor):
         scores = np.clip((ratios - 0.5) / 0.5, 0.0, 1.0)
         # a phrase inside a longer label ("Save" in "Save as...") is a weaker match
         partial = np.array(
-            [
-                0.8 if (f" {phrase} " in f" {t} " and t != phrase) else 0.0
-                for t, _, _ in spans
-            ],
+            [0.8 if (f" {phrase} " in f" {t} " and t != phrase) else 0.0 for t, _, _ in spans],
             dtype=np.float32,
         )
         scores = np.maximum(scores, partial)
@@ -244,7 +241,12 @@ class TextAnchor(_CandidateAnchor):
                 al = fuzz.partial_ratio_alignment(phrase, text)
                 # only a leading glue (icons sit before their labels); a trailing one is
                 # another word ("shared" is not "Share")
-                if al.score >= 90 and al.dest_start <= 2 and al.dest_end == len(text):
+                if (
+                    al is not None
+                    and al.score >= 90
+                    and al.dest_start <= 2
+                    and al.dest_end == len(text)
+                ):
                     per_char = (box[2] - box[0]) / len(text)
                     box = (
                         box[0] + al.dest_start * per_char,
@@ -439,7 +441,10 @@ def _shape(sim: float) -> float:
 
 def _crop(image: PILImage.Image, box: Box, pad: int = 0) -> PILImage.Image:
     x1, y1 = max(0, int(box[0]) - pad), max(0, int(box[1]) - pad)
-    x2, y2 = min(image.width, int(-(-box[2] // 1)) + pad), min(image.height, int(-(-box[3] // 1)) + pad)
+    x2, y2 = (
+        min(image.width, int(-(-box[2] // 1)) + pad),
+        min(image.height, int(-(-box[3] // 1)) + pad),
+    )
     return image.crop((x1, y1, max(x2, x1 + 1), max(y2, y1 + 1)))
 
 

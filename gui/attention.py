@@ -179,6 +179,12 @@ class AttentionAnchor:
         mean = chosen.mean(0)
         concentration = 1.0 - float(spatial_entropy(mean))
         heat = (mean / mean.max().clamp(min=1e-12)) * min(1.0, self.gain * concentration)
-        grid = F.interpolate(heat[None, None], size=screen.grid, mode="bilinear", align_corners=False)
-        self.last = {"heads": picked, "patch_grid": tuple(maps.shape[-2:]), "concentration": concentration}
+        grid = F.interpolate(
+            heat[None, None], size=screen.grid, mode="bilinear", align_corners=False
+        )
+        self.last = {
+            "heads": picked,
+            "patch_grid": tuple(maps.shape[-2:]),
+            "concentration": concentration,
+        }
         return grid[0, 0].clamp(0, 1)

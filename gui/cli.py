@@ -55,7 +55,9 @@ def _ground(
     threshold: Annotated[
         float | None, typer.Option("--threshold", help="Abstain below this score.")
     ] = None,
-    no_zoom: Annotated[bool, typer.Option("--no-zoom", help="Skip the crop-and-zoom pass.")] = False,
+    no_zoom: Annotated[
+        bool, typer.Option("--no-zoom", help="Skip the crop-and-zoom pass.")
+    ] = False,
     anchors: Annotated[
         str | None, typer.Option("--anchors", help="Use only these anchors: ocr,icons.")
     ] = None,
@@ -153,7 +155,9 @@ def _ground_generate(
     if n < 1:
         raise UsageError("--n must be at least 1")
     err = _console(stderr=True)
-    path = generate(folder, n=n, seed=seed, progress=lambda k, total: err.print(f"screen {k}/{total}", end="\r"))
+    path = generate(
+        folder, n=n, seed=seed, progress=lambda k, total: err.print(f"screen {k}/{total}", end="\r")
+    )
     items = json.loads(path.read_text())
     _console().print(f"{len(items)} instructions on {n} screens: {path}")
 

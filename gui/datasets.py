@@ -90,9 +90,13 @@ def load_annotations(folder: str | Path, fmt: str) -> list[GroundingItem]:
             raise _bad(i, f"gt_type must be 'positive' or 'negative', not {gt_type!r}")
         negative = gt_type == "negative"
         if negative and fmt == "screenspot":
-            raise _bad(i, "negative items are a ScreenSpot-Pro feature: use --format screenspot-pro")
+            raise _bad(
+                i, "negative items are a ScreenSpot-Pro feature: use --format screenspot-pro"
+            )
         size = row.get("img_size")
-        img_size = (int(size[0]), int(size[1])) if isinstance(size, list) and len(size) == 2 else None
+        img_size = (
+            (int(size[0]), int(size[1])) if isinstance(size, list) and len(size) == 2 else None
+        )
         raw = row.get("bbox")
         bbox: Box | None = None
         if negative:
@@ -120,7 +124,9 @@ def load_annotations(folder: str | Path, fmt: str) -> list[GroundingItem]:
                     )
                 bbox = (x1, y1, x2, y2)
             if img_size and (bbox[2] > img_size[0] + 1 or bbox[3] > img_size[1] + 1):
-                raise _bad(i, f"bbox {raw} reaches outside the image ({img_size[0]} x {img_size[1]})")
+                raise _bad(
+                    i, f"bbox {raw} reaches outside the image ({img_size[0]} x {img_size[1]})"
+                )
         extra = {
             k: v
             for k, v in row.items()

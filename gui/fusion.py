@@ -85,7 +85,9 @@ def consensus_single_peak(
     names = list(maps)
     shape = maps[names[0]].shape
     if any(m.shape != shape for m in maps.values()):
-        raise ValueError(f"anchor maps differ in shape: { {n: tuple(m.shape) for n, m in maps.items()} }")
+        raise ValueError(
+            f"anchor maps differ in shape: { {n: tuple(m.shape) for n, m in maps.items()} }"
+        )
     w = {n: (weights or {}).get(n, 1.0) for n in names}
     active = [n for n in names if float(maps[n].max()) >= cfg.active and w[n] > 0]
     if not active:

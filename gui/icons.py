@@ -80,7 +80,11 @@ def _package_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "static" / "fontawesomefree"
 
 
-_FONTS = {"solid": "fa-solid-900.ttf", "regular": "fa-regular-400.ttf", "brands": "fa-brands-400.ttf"}
+_FONTS = {
+    "solid": "fa-solid-900.ttf",
+    "regular": "fa-regular-400.ttf",
+    "brands": "fa-brands-400.ttf",
+}
 
 
 def describe(ink: np.ndarray) -> np.ndarray | None:
@@ -173,7 +177,9 @@ class IconSet:
                 if len(per_size) != len(cls.SIZES):
                     continue
                 aspects.append(aspect)
-                glyphs.append(Glyph(name, style, ord(char), entry.get("label", name), terms, aliases))
+                glyphs.append(
+                    Glyph(name, style, ord(char), entry.get("label", name), terms, aliases)
+                )
                 rows.append(np.stack(per_size))
         matrix = np.stack(rows).transpose(1, 0, 2).copy()  # sizes, glyphs, features
         return cls(glyphs, matrix, np.asarray(aspects, dtype=np.float32))

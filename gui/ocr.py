@@ -162,7 +162,9 @@ class OcrEngine:
         step = self.tile - self.overlap
         for y in range(0, max(1, grey.height - self.overlap), step):
             for x in range(0, max(1, grey.width - self.overlap), step):
-                tiles.append((x, y, min(grey.width, x + self.tile), min(grey.height, y + self.tile)))
+                tiles.append(
+                    (x, y, min(grey.width, x + self.tile), min(grey.height, y + self.tile))
+                )
         # a second pass over the contrast map reads light text on dark or coloured buttons,
         # which tesseract's own thresholding often loses; per word the surer reading wins
         images = [grey, _contrast_map(grey)] if self.second_pass else [grey]
@@ -170,13 +172,14 @@ class OcrEngine:
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             parts = list(pool.map(lambda job: self._tile(*job), jobs))
         return [
-            [(t, (b[0] / scale, b[1] / scale, b[2] / scale, b[3] / scale), c, ln) for t, b, c, ln in part]
+            [
+                (t, (b[0] / scale, b[1] / scale, b[2] / scale, b[3] / scale), c, ln)
+                for t, b, c, ln in part
+            ]
             for part in parts
         ]
 
-    def _tile(
-        self, grey: PILImage.Image, box: tuple[int, int, int, int]
-    ) -> list[_Raw]:
+    def _tile(self, grey: PILImage.Image, box: tuple[int, int, int, int]) -> list[_Raw]:
         import pytesseract
 
         crop = grey.crop(box)

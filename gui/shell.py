@@ -34,7 +34,9 @@ def _ground(ctx: CommandContext, args: str) -> None:
         _GROUNDERS[key] = Grounder(settings=ctx.settings)
     g = _GROUNDERS[key].ground(ns.image, " ".join(ns.instruction))
     if g.abstained:
-        ctx.console.print(f"abstained (score {g.score:.2f}): nothing on the screen matches", markup=False)
+        ctx.console.print(
+            f"abstained (score {g.score:.2f}): nothing on the screen matches", markup=False
+        )
     else:
         x, y = g.point or (0.0, 0.0)
         ctx.console.print(f"click ({x:.0f}, {y:.0f}), score {g.score:.2f}", markup=False)

@@ -33,42 +33,273 @@ __all__ = ["LAYOUTS", "ScreenSpec", "generate", "icon_vocabulary"]
 LAYOUTS = ("form", "toolbar", "dense", "dialog")
 
 # Common UI glyphs of Font Awesome Free (solid).
-UI_ICONS = (
-    "gear magnifying-glass house user bell trash pen floppy-disk download upload print envelope "
-    "star heart share-nodes plus minus xmark check bars ellipsis-vertical arrow-left arrow-right "
-    "rotate-right filter calendar lock unlock camera image folder file paperclip link copy "
-    "scissors paste bold italic underline list table-cells chart-bar cloud wifi battery-full "
-    "volume-high microphone play pause stop forward backward circle-info circle-question "
-    "triangle-exclamation location-dot phone comment thumbs-up bookmark tag cart-shopping "
-    "credit-card globe sun moon power-off right-from-bracket eye eye-slash expand compress "
-    "sliders wrench shield key flag clock rss code terminal database server"
-).split()
+UI_ICONS = [
+    "gear",
+    "magnifying-glass",
+    "house",
+    "user",
+    "bell",
+    "trash",
+    "pen",
+    "floppy-disk",
+    "download",
+    "upload",
+    "print",
+    "envelope",
+    "star",
+    "heart",
+    "share-nodes",
+    "plus",
+    "minus",
+    "xmark",
+    "check",
+    "bars",
+    "ellipsis-vertical",
+    "arrow-left",
+    "arrow-right",
+    "rotate-right",
+    "filter",
+    "calendar",
+    "lock",
+    "unlock",
+    "camera",
+    "image",
+    "folder",
+    "file",
+    "paperclip",
+    "link",
+    "copy",
+    "scissors",
+    "paste",
+    "bold",
+    "italic",
+    "underline",
+    "list",
+    "table-cells",
+    "chart-bar",
+    "cloud",
+    "wifi",
+    "battery-full",
+    "volume-high",
+    "microphone",
+    "play",
+    "pause",
+    "stop",
+    "forward",
+    "backward",
+    "circle-info",
+    "circle-question",
+    "triangle-exclamation",
+    "location-dot",
+    "phone",
+    "comment",
+    "thumbs-up",
+    "bookmark",
+    "tag",
+    "cart-shopping",
+    "credit-card",
+    "globe",
+    "sun",
+    "moon",
+    "power-off",
+    "right-from-bracket",
+    "eye",
+    "eye-slash",
+    "expand",
+    "compress",
+    "sliders",
+    "wrench",
+    "shield",
+    "key",
+    "flag",
+    "clock",
+    "rss",
+    "code",
+    "terminal",
+    "database",
+    "server",
+]
 
-BUTTONS = (
-    "Save|Cancel|Submit|Apply|Delete|Export|Import|Share|Print|Upload|Download|Next|Back|"
-    "Continue|Sign in|Sign up|Log out|Refresh|Search|Filter|Sort|Edit|Rename|Duplicate|Archive|"
-    "Publish|Preview|Undo|Redo|Close|Help|Invite members|Add item|New folder|Send|Reply|"
-    "Forward|Attach file|Schedule|Confirm|Discard changes|Keep editing|Create project|"
-    "Run report|Merge|Approve|Reject|Subscribe|Unsubscribe|Checkout|Add to cart|Book now|"
-    "Start trial|Learn more|View details|Mark as read|Select all|Clear filters"
-).split("|")
-FIELDS = (
-    "First name|Last name|Email address|Password|Phone number|Street address|City|Postal code|"
-    "Country|Company|Job title|Date of birth|Card number|Notes|Username|Website|Search orders|"
-    "Promo code|Project name|Team name"
-).split("|")
-MENUS = "File|Edit|View|Insert|Format|Tools|Window|Help|Project|Run|Debug|Selection|Go".split("|")
-ITEMS = (
-    "Notifications|Privacy|Appearance|Language|Accessibility|Storage|Battery|Bluetooth|Display|"
-    "Sound|Keyboard|Mouse|Updates|Security|Accounts|Backups|Network|Printers|Invoices|Payments|"
-    "Customers|Products|Reports|Analytics|Campaigns|Inventory|Shipping|Returns|Suppliers|"
-    "Employees|Payroll|Calendar|Contacts|Documents|Projects|Tasks|Messages|Billing|Integrations|"
-    "Audit log|Domains|Webhooks|API keys|Members|Roles|Quotas|Regions|Releases|Pipelines"
-).split("|")
-WORDS = (
-    "the quarterly figures were reviewed by the board and the results will be shared with all "
-    "teams after the next planning meeting while the roadmap remains under discussion for now"
-).split()
+BUTTONS = [
+    "Save",
+    "Cancel",
+    "Submit",
+    "Apply",
+    "Delete",
+    "Export",
+    "Import",
+    "Share",
+    "Print",
+    "Upload",
+    "Download",
+    "Next",
+    "Back",
+    "Continue",
+    "Sign in",
+    "Sign up",
+    "Log out",
+    "Refresh",
+    "Search",
+    "Filter",
+    "Sort",
+    "Edit",
+    "Rename",
+    "Duplicate",
+    "Archive",
+    "Publish",
+    "Preview",
+    "Undo",
+    "Redo",
+    "Close",
+    "Help",
+    "Invite members",
+    "Add item",
+    "New folder",
+    "Send",
+    "Reply",
+    "Forward",
+    "Attach file",
+    "Schedule",
+    "Confirm",
+    "Discard changes",
+    "Keep editing",
+    "Create project",
+    "Run report",
+    "Merge",
+    "Approve",
+    "Reject",
+    "Subscribe",
+    "Unsubscribe",
+    "Checkout",
+    "Add to cart",
+    "Book now",
+    "Start trial",
+    "Learn more",
+    "View details",
+    "Mark as read",
+    "Select all",
+    "Clear filters",
+]
+FIELDS = [
+    "First name",
+    "Last name",
+    "Email address",
+    "Password",
+    "Phone number",
+    "Street address",
+    "City",
+    "Postal code",
+    "Country",
+    "Company",
+    "Job title",
+    "Date of birth",
+    "Card number",
+    "Notes",
+    "Username",
+    "Website",
+    "Search orders",
+    "Promo code",
+    "Project name",
+    "Team name",
+]
+MENUS = [
+    "File",
+    "Edit",
+    "View",
+    "Insert",
+    "Format",
+    "Tools",
+    "Window",
+    "Help",
+    "Project",
+    "Run",
+    "Debug",
+    "Selection",
+    "Go",
+]
+ITEMS = [
+    "Notifications",
+    "Privacy",
+    "Appearance",
+    "Language",
+    "Accessibility",
+    "Storage",
+    "Battery",
+    "Bluetooth",
+    "Display",
+    "Sound",
+    "Keyboard",
+    "Mouse",
+    "Updates",
+    "Security",
+    "Accounts",
+    "Backups",
+    "Network",
+    "Printers",
+    "Invoices",
+    "Payments",
+    "Customers",
+    "Products",
+    "Reports",
+    "Analytics",
+    "Campaigns",
+    "Inventory",
+    "Shipping",
+    "Returns",
+    "Suppliers",
+    "Employees",
+    "Payroll",
+    "Calendar",
+    "Contacts",
+    "Documents",
+    "Projects",
+    "Tasks",
+    "Messages",
+    "Billing",
+    "Integrations",
+    "Audit log",
+    "Domains",
+    "Webhooks",
+    "API keys",
+    "Members",
+    "Roles",
+    "Quotas",
+    "Regions",
+    "Releases",
+    "Pipelines",
+]
+WORDS = [
+    "the",
+    "quarterly",
+    "figures",
+    "were",
+    "reviewed",
+    "by",
+    "the",
+    "board",
+    "and",
+    "the",
+    "results",
+    "will",
+    "be",
+    "shared",
+    "with",
+    "all",
+    "teams",
+    "after",
+    "the",
+    "next",
+    "planning",
+    "meeting",
+    "while",
+    "the",
+    "roadmap",
+    "remains",
+    "under",
+    "discussion",
+    "for",
+    "now",
+]
 THEMES = (
     {"bg": "#ffffff", "fg": "#1f2328", "panel": "#f6f8fa", "accent": "#0969da", "btn": "#f3f4f6"},
     {"bg": "#0d1117", "fg": "#e6edf3", "panel": "#161b22", "accent": "#2f81f7", "btn": "#21262d"},
@@ -96,7 +327,9 @@ def icon_vocabulary() -> dict[str, _Icon]:
         label = e.get("label", name).lower()
         phrases = [label] + [t for t in terms if len(t.split()) <= 2 and "-" not in t][:6]
         vocab = {w for p in [name.replace("-", " "), label, *terms] for w in p.lower().split()}
-        out[name] = _Icon(name, int(e["unicode"], 16), tuple(dict.fromkeys(phrases)), frozenset(vocab))
+        out[name] = _Icon(
+            name, int(e["unicode"], 16), tuple(dict.fromkeys(phrases)), frozenset(vocab)
+        )
     return out
 
 
@@ -293,9 +526,7 @@ def _instructions(b: _Builder, layout: str) -> list[dict[str, Any]]:
     for t, label in rng.sample(unique_texts, min(3, len(unique_texts))):
         verb = rng.choice(["click", "click the", "select", "press", "open", ""])
         role = rng.choice(["", " button", ""]) if layout != "dense" else ""
-        out.append(
-            {"instruction": f"{verb} {label}{role}".strip(), "target": t, "ui_type": "text"}
-        )
+        out.append({"instruction": f"{verb} {label}{role}".strip(), "target": t, "ui_type": "text"})
     # icon targets (not the duplicated row actions)
     row_targets = {t for _, pair in rows for t, _ in pair}
     singles = [(t, n) for t, n in b.icon_targets if t not in row_targets]
@@ -319,7 +550,11 @@ def _instructions(b: _Builder, layout: str) -> list[dict[str, Any]]:
             }
         )
     # negatives: a label and an icon the screen does not have
-    present = set().union(*(b.icons[n].vocabulary for _, n in b.icon_targets)) if b.icon_targets else set()
+    present = (
+        set().union(*(b.icons[n].vocabulary for _, n in b.icon_targets))
+        if b.icon_targets
+        else set()
+    )
     absent = [
         x for x in BUTTONS if x.lower() not in b.labels and not set(x.lower().split()) & present
     ]
@@ -341,7 +576,9 @@ def _instructions(b: _Builder, layout: str) -> list[dict[str, Any]]:
     return out
 
 
-def screen_spec(rng: random.Random, icons: dict[str, _Icon], layout: str | None = None) -> ScreenSpec:
+def screen_spec(
+    rng: random.Random, icons: dict[str, _Icon], layout: str | None = None
+) -> ScreenSpec:
     """One random screen and its instructions."""
     layout = layout or rng.choice(LAYOUTS)
     b = _Builder(rng, icons)

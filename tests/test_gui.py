@@ -45,7 +45,9 @@ input {{ font: inherit; padding: 6px; width: 260px; margin: 16px 20px; display: 
 def _need(tool: str, package: str) -> None:
     if shutil.which(tool) is None:
         if os.environ.get("CI"):
-            pytest.fail(f"{tool} is missing in CI: scripts/setup.sh should have installed {package}")
+            pytest.fail(
+                f"{tool} is missing in CI: scripts/setup.sh should have installed {package}"
+            )
         pytest.skip(f"needs {tool}: apt-get install {package}")
 
 
@@ -194,7 +196,7 @@ def test_text_anchor_scores_the_label_and_draws_it_on_the_grid(grounder, screen)
     assert found[0].label == "cancel" and found[0].score > 0.9
     assert _inside(found[0].centre, boxes["cancel"])
     heat = text.heatmap(scr, "click Cancel")
-    assert heat.shape == scr.grid and 0 <= float(heat.min()) and float(heat.max()) <= 1
+    assert heat.shape == scr.grid and float(heat.min()) >= 0 and float(heat.max()) <= 1
     r, c = divmod(int(heat.argmax()), heat.shape[1])
     assert _inside(((c + 0.5) * scr.stride, (r + 0.5) * scr.stride), boxes["cancel"])
 
@@ -332,12 +334,23 @@ def _folder(tmp_path: Path, rows: list[dict], size: tuple[int, int] = (200, 100)
 def test_screenspot_boxes_are_xywh_and_pro_boxes_are_corners(tmp_path: Path) -> None:
     from lemmata.gui.datasets import load_annotations
 
-    row = {"img_filename": "a.png", "bbox": [10, 20, 30, 40], "instruction": "x", "data_type": "icon"}
+    row = {
+        "img_filename": "a.png",
+        "bbox": [10, 20, 30, 40],
+        "instruction": "x",
+        "data_type": "icon",
+    }
     v2 = load_annotations(_folder(tmp_path / "v2", [row]), "screenspot")
     assert v2[0].bbox == (10, 20, 40, 60) and v2[0].ui_type == "icon"
     pro_rows = [
         {"img_filename": "a.png", "bbox": [10, 20, 30, 40], "instruction": "x", "ui_type": "text"},
-        {"img_filename": "a.png", "bbox": None, "instruction": "y", "ui_type": "icon", "gt_type": "negative"},
+        {
+            "img_filename": "a.png",
+            "bbox": None,
+            "instruction": "y",
+            "ui_type": "icon",
+            "gt_type": "negative",
+        },
     ]
     pro = load_annotations(_folder(tmp_path / "pro", pro_rows), "screenspot-pro")
     assert pro[0].bbox == (10, 20, 30, 40) and not pro[0].negative
@@ -347,12 +360,72 @@ def test_screenspot_boxes_are_xywh_and_pro_boxes_are_corners(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("rows", "fmt", "message"),
     [
-        ([{"img_filename": "b.png", "bbox": [0, 0, 1, 1], "instruction": "x", "ui_type": "text"}], "screenspot-pro", "item 0: its image"),
-        ([{"img_filename": "a.png", "bbox": [0, 0, 1, 1], "instruction": " ", "ui_type": "text"}], "screenspot-pro", "item 0: needs a non-empty instruction"),
-        ([{"img_filename": "a.png", "bbox": [50, 50, 10, 10], "instruction": "x", "ui_type": "text"}], "screenspot-pro", "use --format screenspot"),
-        ([{"img_filename": "a.png", "bbox": None, "instruction": "x", "ui_type": "text", "gt_type": "negative"}], "screenspot", "ScreenSpot-Pro feature"),
-        ([{"img_filename": "a.png", "bbox": [0, 0, 1], "instruction": "x", "ui_type": "text"}], "screenspot-pro", "four numbers"),
-        ([{"img_filename": "a.png", "bbox": [0, 0, 1, 1], "instruction": "x", "ui_type": "button"}], "screenspot-pro", "'text' or 'icon'"),
+        (
+            [
+                {
+                    "img_filename": "b.png",
+                    "bbox": [0, 0, 1, 1],
+                    "instruction": "x",
+                    "ui_type": "text",
+                }
+            ],
+            "screenspot-pro",
+            "item 0: its image",
+        ),
+        (
+            [
+                {
+                    "img_filename": "a.png",
+                    "bbox": [0, 0, 1, 1],
+                    "instruction": " ",
+                    "ui_type": "text",
+                }
+            ],
+            "screenspot-pro",
+            "item 0: needs a non-empty instruction",
+        ),
+        (
+            [
+                {
+                    "img_filename": "a.png",
+                    "bbox": [50, 50, 10, 10],
+                    "instruction": "x",
+                    "ui_type": "text",
+                }
+            ],
+            "screenspot-pro",
+            "use --format screenspot",
+        ),
+        (
+            [
+                {
+                    "img_filename": "a.png",
+                    "bbox": None,
+                    "instruction": "x",
+                    "ui_type": "text",
+                    "gt_type": "negative",
+                }
+            ],
+            "screenspot",
+            "ScreenSpot-Pro feature",
+        ),
+        (
+            [{"img_filename": "a.png", "bbox": [0, 0, 1], "instruction": "x", "ui_type": "text"}],
+            "screenspot-pro",
+            "four numbers",
+        ),
+        (
+            [
+                {
+                    "img_filename": "a.png",
+                    "bbox": [0, 0, 1, 1],
+                    "instruction": "x",
+                    "ui_type": "button",
+                }
+            ],
+            "screenspot-pro",
+            "'text' or 'icon'",
+        ),
         ({"not": "a list"}, "screenspot-pro", "JSON list"),
     ],
 )
@@ -370,12 +443,25 @@ def test_accuracy_counts_points_in_boxes_and_abstentions_on_negatives(tmp_path: 
 
     rows = [
         {"img_filename": "a.png", "bbox": [0, 0, 50, 50], "instruction": "hit", "ui_type": "text"},
-        {"img_filename": "a.png", "bbox": [100, 0, 150, 50], "instruction": "miss", "ui_type": "icon"},
-        {"img_filename": "a.png", "bbox": None, "instruction": "none", "ui_type": "text", "gt_type": "negative"},
+        {
+            "img_filename": "a.png",
+            "bbox": [100, 0, 150, 50],
+            "instruction": "miss",
+            "ui_type": "icon",
+        },
+        {
+            "img_filename": "a.png",
+            "bbox": None,
+            "instruction": "none",
+            "ui_type": "text",
+            "gt_type": "negative",
+        },
     ]
     items = load_annotations(_folder(tmp_path, rows), "screenspot-pro")
     answers = {
-        "hit": SimpleNamespace(point=(50, 50), abstained=False, score=0.9, size=(200, 100)),  # on the edge
+        "hit": SimpleNamespace(
+            point=(50, 50), abstained=False, score=0.9, size=(200, 100)
+        ),  # on the edge
         "miss": SimpleNamespace(point=(10, 10), abstained=False, score=0.9, size=(200, 100)),
         "none": SimpleNamespace(point=None, abstained=True, score=0.1, size=(200, 100)),
     }
@@ -426,19 +512,39 @@ def test_cli_ground_json_and_heatmap(run_cli, screen, gui_data: Path, tmp_path: 
     assert r.returncode == 2 and "instruction is empty" in r.stderr
 
 
-def test_cli_ground_eval_prints_accuracy_json(run_cli, screen, gui_data: Path, tmp_path: Path) -> None:
+def test_cli_ground_eval_prints_accuracy_json(
+    run_cli, screen, gui_data: Path, tmp_path: Path
+) -> None:
     _need("tesseract", "tesseract-ocr")
     path, boxes = screen
     (tmp_path / "set" / "images").mkdir(parents=True)
     shutil.copy(path, tmp_path / "set" / "images" / "s.png")
     rows = [
-        {"img_filename": "s.png", "bbox": list(boxes["save"]), "instruction": "click Save", "ui_type": "text"},
-        {"img_filename": "s.png", "bbox": list(boxes["gear"]), "instruction": "open the settings", "ui_type": "icon"},
-        {"img_filename": "s.png", "bbox": None, "instruction": "click Export", "ui_type": "text", "gt_type": "negative"},
+        {
+            "img_filename": "s.png",
+            "bbox": list(boxes["save"]),
+            "instruction": "click Save",
+            "ui_type": "text",
+        },
+        {
+            "img_filename": "s.png",
+            "bbox": list(boxes["gear"]),
+            "instruction": "open the settings",
+            "ui_type": "icon",
+        },
+        {
+            "img_filename": "s.png",
+            "bbox": None,
+            "instruction": "click Export",
+            "ui_type": "text",
+            "gt_type": "negative",
+        },
     ]
     (tmp_path / "set" / "annotations.json").write_text(json.dumps(rows))
     env = {"LEMMATA_DATA_DIR": str(gui_data)}
-    r = run_cli("ground-eval", str(tmp_path / "set"), "--format", "screenspot-pro", "--json", env=env)
+    r = run_cli(
+        "ground-eval", str(tmp_path / "set"), "--format", "screenspot-pro", "--json", env=env
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["n"] == 3 and out["overall"] == 1.0 and out["negative"] == 1.0
@@ -455,7 +561,15 @@ def test_shell_ground_command(screen, gui_data: Path, monkeypatch: pytest.Monkey
 
     path, _ = screen
     console = Console(file=io.StringIO(), width=200)
-    ctx = type("Ctx", (), {"settings": Settings.load(config_file=None, data_dir=gui_data), "console": console, "model": None})()
+    ctx = type(
+        "Ctx",
+        (),
+        {
+            "settings": Settings.load(config_file=None, data_dir=gui_data),
+            "console": console,
+            "model": None,
+        },
+    )()
     (cmd,) = COMMANDS
     cmd.run(ctx, f"{path} open the settings")
     cmd.run(ctx, f"{path} click the Export button")
@@ -470,7 +584,9 @@ def test_agent_grounds_and_clicks_and_abstains_without_clicking(grounder) -> Non
 
     with ScreenEnvironment(_page_html(), width=1280, height=720) as env:
         env.reset()
-        out = gui_agent(env, grounder).invoke({"instructions": ["click Save", "click the Export button"]})
+        out = gui_agent(env, grounder).invoke(
+            {"instructions": ["click Save", "click the Export button"]}
+        )
         first, second = out["log"]
         assert first["hit"]["text"] == "Save" and env.query("#status") == "saved"
         assert second["abstained"] and "hit" not in second
@@ -499,7 +615,11 @@ def _tiny_qwen():
             "num_attention_heads": 4,
             "num_key_value_heads": 2,
             "max_position_embeddings": 4096,
-            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 1, 1]},
+            "rope_parameters": {
+                "rope_type": "default",
+                "rope_theta": 10000.0,
+                "mrope_section": [2, 1, 1],
+            },
         },
         vision_config={
             "depth": 1,
@@ -520,7 +640,9 @@ def test_attention_anchor_extracts_instruction_to_patch_maps(screen) -> None:
     from lemmata.gui.image import load_image
 
     path, _ = screen
-    anchor = AttentionAnchor(_tiny_qwen(), lambda s: [ord(c) % 500 + 10 for c in s], heads=3, max_pixels=128 * 28 * 28)
+    anchor = AttentionAnchor(
+        _tiny_qwen(), lambda s: [ord(c) % 500 + 10 for c in s], heads=3, max_pixels=128 * 28 * 28
+    )
     img = load_image(path)
     maps = anchor.attention_maps(img, "click Save")
     layers, heads, h, w = maps.shape
@@ -529,7 +651,7 @@ def test_attention_anchor_extracts_instruction_to_patch_maps(screen) -> None:
     assert float(maps.min()) >= 0 and float(maps.flatten(2).sum(-1).max()) <= 1 + 1e-5
     scr = Screen(img)
     heat = anchor.heatmap(scr, "click Save")
-    assert heat.shape == scr.grid and 0 <= float(heat.min()) and float(heat.max()) <= 1
+    assert heat.shape == scr.grid and float(heat.min()) >= 0 and float(heat.max()) <= 1
     assert len(anchor.last["heads"]) == 3
 
 
@@ -551,7 +673,9 @@ def test_grounder_fuses_the_attention_anchor(grounder, screen) -> None:
     from lemmata.gui.ground import Grounder
 
     path, boxes = screen
-    attention = AttentionAnchor(_tiny_qwen(), lambda s: [ord(c) % 500 + 10 for c in s], max_pixels=128 * 28 * 28)
+    attention = AttentionAnchor(
+        _tiny_qwen(), lambda s: [ord(c) % 500 + 10 for c in s], max_pixels=128 * 28 * 28
+    )
     g = Grounder([*grounder.anchors, attention]).ground(path, "click Save")
     assert set(g.anchors) == {"ocr", "icons", "attention"}
     # random weights attend nearly uniformly: no evidence, so OCR decides
