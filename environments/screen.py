@@ -66,19 +66,23 @@ class ScreenEnvironment:
         from lemmata.gui.render import Browser
 
         self._browser = Browser(self._executable).__enter__()
-        self._context = self._browser._browser.new_context(
-            viewport={"width": self.width, "height": self.height},
-            device_scale_factor=self.scale,
-        )
-        self._page = self._context.new_page()
+
+        def open_page() -> None:
+            self._context = self._browser.browser.new_context(
+                viewport={"width": self.width, "height": self.height},
+                device_scale_factor=self.scale,
+            )
+            self._page = self._context.new_page()
+
+        self._browser.call(open_page)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
-        if self._context is not None:
-            self._context.close()
+        if self._context is not None and self._browser is not None:
+            self._browser.call(self._context.close)
             self._context = None
         if self._browser is not None:
             self._browser.close()
@@ -92,21 +96,28 @@ class ScreenEnvironment:
             )
         return self._page
 
-    def _load(self, html: str) -> Observation:
+    def _on_page(self, fn: Any, *args: Any) -> Any:
+        """Run ``fn(page, *args)`` on the browser's thread (see :class:`~lemmata.gui.render.Browser`)."""
         page = self._require()
+        return self._browser.call(fn, page, *args)
+
+    def _load(self, html: str) -> Observation:
         path = Path(self._dir.name) / "page.html"
         path.write_text(html, encoding="utf-8")
-        page.goto(path.as_uri())
-        page.evaluate("() => document.fonts.ready")
+
+        def load(page: Any) -> None:
+            page.goto(path.as_uri())
+            page.evaluate("() => document.fonts.ready")
+
+        self._on_page(load)
         return self.observe("loaded")
 
     def observe(self, what: str = "") -> Observation:
         from PIL import Image
 
-        page = self._require()
-        png = page.screenshot()
+        png, title = self._on_page(lambda page: (page.screenshot(), page.title()))
         image = Image.open(io.BytesIO(png)).convert("RGB")
-        title = page.title() or "untitled page"
+        title = title or "untitled page"
         text = f"{title}: {what}" if what else title
         return Observation(text, {"png": png, "image": image, "size": image.size})
 
@@ -115,7 +126,6 @@ class ScreenEnvironment:
         return self._load(self.html)
 
     def step(self, action: dict[str, Any]) -> Observation:
-        page = self._require()
         kind = action.get("type") if isinstance(action, dict) else None
         if kind == "click":
             try:
@@ -128,8 +138,13 @@ class ScreenEnvironment:
                     f"click ({x:.0f}, {y:.0f}) is outside the {w:.0f} x {h:.0f} screen"
                 )
             cx, cy = x / self.scale, y / self.scale
-            hit = page.evaluate(_HIT_JS, [cx, cy])
-            page.mouse.click(cx, cy)
+
+            def click(page: Any) -> Any:
+                hit = page.evaluate(_HIT_JS, [cx, cy])
+                page.mouse.click(cx, cy)
+                return hit
+
+            hit = self._on_page(click)
             what = f"clicked {hit['tag']} {hit['text']!r}" if hit else "clicked nothing"
             self.actions.append({**action, "hit": hit})
             obs = self.observe(what)
@@ -139,20 +154,20 @@ class ScreenEnvironment:
             text = action.get("text")
             if not isinstance(text, str):
                 raise UsageError("a type action needs text")
-            page.keyboard.type(text)
+            self._on_page(lambda page: page.keyboard.type(text))
             self.actions.append(dict(action))
             return self.observe(f"typed {text!r}")
         if kind == "key":
             key = action.get("key")
             if not isinstance(key, str) or not key:
                 raise UsageError("a key action needs a key, e.g. Enter")
-            page.keyboard.press(key)
+            self._on_page(lambda page: page.keyboard.press(key))
             self.actions.append(dict(action))
             return self.observe(f"pressed {key}")
         raise UsageError(f"unknown action {action!r}: use type click, type or key")
 
     def snapshot(self) -> str:
-        result: str = self._require().evaluate(_SNAPSHOT_JS)
+        result: str = self._on_page(lambda page: page.evaluate(_SNAPSHOT_JS))
         return result
 
     def restore(self, state: Any) -> Observation:
@@ -162,5 +177,10 @@ class ScreenEnvironment:
 
     def query(self, selector: str) -> str | None:
         """The text of the first element matching ``selector`` (for checks and tests)."""
-        el = self._require().query_selector(selector)
-        return None if el is None else el.inner_text()
+
+        def text(page: Any) -> str | None:
+            el = page.query_selector(selector)
+            return None if el is None else el.inner_text()
+
+        result: str | None = self._on_page(text)
+        return result
