@@ -417,7 +417,7 @@ class IconAnchor(_CandidateAnchor):
             screen.cache["captions"] = [
                 (e, self.captioner.caption(_crop(screen.image, e.box, pad=2))) for e in elements
             ]
-        rows: list[tuple[Element, str]] = screen.cache["captions"]
+        rows: list[tuple[Element, str]] = [r for r in screen.cache["captions"] if r[1]]
         if not rows:
             return []
         if not phrase:

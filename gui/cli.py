@@ -25,13 +25,20 @@ def _console(stderr: bool = False) -> Any:
     return Console(stderr=stderr, highlight=False)
 
 
-def _grounder(ctx: typer.Context, anchors: str | None = None, **kwargs: Any) -> Any:
+def _grounder(
+    ctx: typer.Context, anchors: str | None = None, caption_with_model: bool = False, **kwargs: Any
+) -> Any:
     from lemmata.cli import _state
     from lemmata.errors import UsageError
     from lemmata.gui.ground import Grounder
 
     settings = _state(ctx).settings
-    chosen = Grounder.offline_anchors(settings)
+    model = None
+    if caption_with_model:
+        from lemmata.llm import get_model
+
+        model = get_model(settings, required=True, feature="--caption-with-model")
+    chosen = Grounder.offline_anchors(settings, caption_model=model)
     if anchors:
         names = [a.strip() for a in anchors.split(",") if a.strip()]
         known = {a.name for a in chosen}
@@ -61,12 +68,21 @@ def _ground(
     anchors: Annotated[
         str | None, typer.Option("--anchors", help="Use only these anchors: ocr,icons.")
     ] = None,
+    caption_with_model: Annotated[
+        bool,
+        typer.Option(
+            "--caption-with-model",
+            help="Caption icons with the configured (vision-capable) model, not the icon set.",
+        ),
+    ] = False,
 ) -> None:
     """Ground an instruction to a point on a screenshot (or abstain)."""
     from lemmata.gui.image import load_image
+    from lemmata.gui.instruction import parse_instruction
 
-    img = load_image(image)  # a bad image fails here, before any model loads
-    grounder = _grounder(ctx, anchors, zoom=not no_zoom)
+    img = load_image(image)  # bad input fails here, before any model loads
+    parse_instruction(instruction)
+    grounder = _grounder(ctx, anchors, caption_with_model, zoom=not no_zoom)
     g = grounder.ground(img, instruction, threshold=threshold)
     if heatmap is not None:
         from lemmata.gui.draw import draw_grounding

@@ -99,17 +99,23 @@ class Grounder:
         self._cache_size = cache_size
 
     @staticmethod
-    def offline_anchors(settings: Settings | None = None) -> list[Any]:
-        """OCR text and icon anchors with our embedder (all local, no model)."""
+    def offline_anchors(
+        settings: Settings | None = None, *, caption_model: Any = None
+    ) -> list[Any]:
+        """OCR text and icon anchors with our embedder (all local, no model); with
+        ``caption_model`` (a vision-capable ``ChatModel``) icons are captioned by it instead of
+        by the icon set."""
         from lemmata.embeddings import get_embedder
-        from lemmata.gui.icons import IconSet
+        from lemmata.gui.icons import IconSet, ModelCaptioner
         from lemmata.gui.ocr import OcrEngine
         from lemmata.settings import Settings
 
         settings = settings or Settings.load()
         embedder = get_embedder(settings)
         ocr = OcrEngine(cache_dir=settings.data_dir / "ocr-cache")
-        return [TextAnchor(ocr, embedder), IconAnchor(IconSet.fontawesome(), embedder, ocr=ocr)]
+        captioner = ModelCaptioner(caption_model) if caption_model is not None else None
+        icons = IconAnchor(IconSet.fontawesome(), embedder, ocr=ocr, captioner=captioner)
+        return [TextAnchor(ocr, embedder), icons]
 
     def screen(self, image: ImageInput, elements: list[Element] | None = None) -> Screen:
         img = load_image(image)

@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -34,6 +34,7 @@ __all__ = [
     "Glyph",
     "IconCaptioner",
     "IconSet",
+    "ModelCaptioner",
     "describe",
     "detect_elements",
 ]
@@ -69,6 +70,60 @@ class IconCaptioner(Protocol):
     """Captions an element crop with words (a captioning model, when configured)."""
 
     def caption(self, crop: PILImage.Image) -> str: ...
+
+
+class ModelCaptioner:
+    """Captions with a vision-capable chat model (any ``ChatModel``; through litellm, any
+    provider or an OpenAI-compatible server): the crop goes as a PNG data URL, the reply must
+    be a short name (1-6 words), else the element gets no caption. Captions are cached per crop
+    content, so a screen's elements are asked about once."""
+
+    PROMPT = (
+        "This is a cropped element of a computer screen, usually an icon. Name what it is or "
+        "does in one to four words (for example: settings, search, close, download). "
+        "Reply with the words only."
+    )
+
+    def __init__(self, model: Any, *, scale: int = 4) -> None:
+        self.model, self.scale = model, scale
+        self._cache: dict[str, str] = {}
+        self.rejected = 0  # replies that were not a short name
+
+    def caption(self, crop: PILImage.Image) -> str:
+        import base64
+        import hashlib
+        import io
+
+        from PIL import Image
+
+        key = hashlib.blake2b(crop.tobytes() + repr(crop.size).encode(), digest_size=12).hexdigest()
+        if key in self._cache:
+            return self._cache[key]
+        big = crop.resize(
+            (crop.width * self.scale, crop.height * self.scale), Image.Resampling.LANCZOS
+        )
+        buf = io.BytesIO()
+        big.save(buf, "PNG")
+        url = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+        reply = self.model.chat(
+            [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": self.PROMPT},
+                        {"type": "image_url", "image_url": {"url": url}},
+                    ],
+                }
+            ],
+            temperature=0.0,
+            max_tokens=16,
+        )
+        text = " ".join(str(reply.content or "").strip().strip(".\"'").split()).lower()
+        if not text or len(text.split()) > 6 or len(text) > 60:
+            self.rejected += 1
+            text = ""
+        self._cache[key] = text
+        return text
 
 
 def _package_dir() -> Path:

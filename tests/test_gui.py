@@ -680,3 +680,34 @@ def test_grounder_fuses_the_attention_anchor(grounder, screen) -> None:
     assert set(g.anchors) == {"ocr", "icons", "attention"}
     # random weights attend nearly uniformly: no evidence, so OCR decides
     assert g.anchors["attention"]["score"] < 0.3 and _inside(g.point, boxes["save"])
+
+
+def test_icons_captioned_by_a_model_through_litellm(grounder, screen) -> None:
+    """The LLM path, against the scripted OpenAI-compatible server on 127.0.0.1 (a test
+    device that replies from a script, not a model)."""
+    from scripted_server import ScriptedOpenAIServer
+
+    from lemmata.gui.anchors import IconAnchor, TextAnchor
+    from lemmata.gui.ground import Grounder
+    from lemmata.gui.icons import Element, IconSet, ModelCaptioner
+    from lemmata.llm import LiteLLMModel
+
+    path, boxes = screen
+    text = next(a for a in grounder.anchors if isinstance(a, TextAnchor))
+    elements = [Element(boxes["gear"], "dom"), Element(boxes["trash"], "dom")]
+    script = [
+        {"content": "Settings."},
+        {"content": "this is a rubbish bin that deletes things, I think"},
+    ]
+    with ScriptedOpenAIServer(script) as srv:
+        model = LiteLLMModel("openai/scripted-model", api_base=srv.base_url, backoff_s=0.01)
+        captioner = ModelCaptioner(model)
+        icons = IconAnchor(IconSet.fontawesome(), text.embedder, captioner=captioner)
+        g = Grounder([text, icons]).ground(path, "open the settings", elements=elements)
+        parts = srv.requests[0]["messages"][0]["content"]
+    assert _inside(g.point, boxes["gear"]) and g.anchors["icons"]["label"] == "settings"
+    assert any(
+        p["type"] == "image_url" and p["image_url"]["url"].startswith("data:image/png;base64,")
+        for p in parts
+    )
+    assert len(srv.requests) == 2 and captioner.rejected == 1  # the rambling reply is no caption
