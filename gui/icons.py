@@ -37,6 +37,7 @@ __all__ = [
     "ModelCaptioner",
     "describe",
     "detect_elements",
+    "ink_of",
 ]
 
 DESCRIPTOR = 24

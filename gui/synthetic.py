@@ -28,7 +28,7 @@ from typing import Any
 
 from lemmata.gui.icons import _package_dir
 
-__all__ = ["LAYOUTS", "ScreenSpec", "generate", "icon_vocabulary"]
+__all__ = ["LAYOUTS", "ScreenSpec", "generate", "icon_vocabulary", "screen_spec"]
 
 LAYOUTS = ("form", "toolbar", "dense", "dialog")
 
