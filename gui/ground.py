@@ -114,7 +114,8 @@ class Grounder:
         embedder = get_embedder(settings)
         ocr = OcrEngine(cache_dir=settings.data_dir / "ocr-cache")
         captioner = ModelCaptioner(caption_model) if caption_model is not None else None
-        icons = IconAnchor(IconSet.fontawesome(), embedder, ocr=ocr, captioner=captioner)
+        icon_set = IconSet.fontawesome(settings.data_dir / "icon-cache")
+        icons = IconAnchor(icon_set, embedder, ocr=ocr, captioner=captioner)
         return [TextAnchor(ocr, embedder), icons]
 
     def screen(self, image: ImageInput, elements: list[Element] | None = None) -> Screen:

@@ -143,6 +143,17 @@ _FONTS = {
 }
 
 
+def _glyph(entry: dict[str, Any], name: str, style: str) -> Glyph:
+    return Glyph(
+        name,
+        style,
+        int(entry["unicode"], 16),
+        entry.get("label", name),
+        tuple(entry.get("search", {}).get("terms", [])),
+        tuple(entry.get("aliases", {}).get("names", [])),
+    )
+
+
 def describe(ink: np.ndarray) -> np.ndarray | None:
     """The descriptor of an ink map (H x W floats in [0, 1]): cut to the ink, padded square,
     reduced to ``DESCRIPTOR`` squared, centred and normalised; None when there is no ink."""
@@ -196,13 +207,27 @@ class IconSet:
         self.glyphs, self.matrix, self.aspects = glyphs, matrix, aspects
 
     @classmethod
-    @lru_cache(maxsize=1)
-    def fontawesome(cls) -> IconSet:
-        """Font Awesome Free from the ``fontawesomefree`` package (built once per process)."""
+    @lru_cache(maxsize=4)
+    def fontawesome(cls, cache_dir: str | Path | None = None) -> IconSet:
+        """Font Awesome Free from the ``fontawesomefree`` package, built once per process; with
+        ``cache_dir`` the descriptors are also kept on disk (keyed by the package's version and
+        the descriptor's settings), which saves the 3 s of rendering in every new process."""
+        from importlib.metadata import version
+
         from PIL import Image, ImageDraw, ImageFont
 
         base = _package_dir()
         meta = json.loads((base / "metadata" / "icons.json").read_text())
+        key = f"fa-{version('fontawesomefree')}-d{DESCRIPTOR}-s{'_'.join(map(str, cls.SIZES))}-v1"
+        cached = Path(cache_dir) / f"{key}.npz" if cache_dir else None
+        if cached is not None and cached.is_file():
+            try:
+                with np.load(cached) as data:
+                    keys = [tuple(k.split("\t")) for k in data["keys"]]
+                    matrix, aspects = data["matrix"], data["aspects"]
+                return cls([_glyph(meta[n], n, st) for n, st in keys], matrix, aspects)
+            except (OSError, ValueError, KeyError):
+                pass  # a damaged cache is rebuilt below
         fonts = {
             (s, px): ImageFont.truetype(str(base / "webfonts" / f), px)
             for s, f in _FONTS.items()
@@ -210,8 +235,6 @@ class IconSet:
         }
         glyphs, rows, aspects = [], [], []
         for name, entry in sorted(meta.items()):
-            aliases = tuple(entry.get("aliases", {}).get("names", []))
-            terms = tuple(entry.get("search", {}).get("terms", []))
             char = chr(int(entry["unicode"], 16))
             for style in entry.get("free", []):
                 if style not in _FONTS:
@@ -233,12 +256,21 @@ class IconSet:
                 if len(per_size) != len(cls.SIZES):
                     continue
                 aspects.append(aspect)
-                glyphs.append(
-                    Glyph(name, style, ord(char), entry.get("label", name), terms, aliases)
-                )
+                glyphs.append(_glyph(entry, name, style))
                 rows.append(np.stack(per_size))
         matrix = np.stack(rows).transpose(1, 0, 2).copy()  # sizes, glyphs, features
-        return cls(glyphs, matrix, np.asarray(aspects, dtype=np.float32))
+        out = cls(glyphs, matrix, np.asarray(aspects, dtype=np.float32))
+        if cached is not None:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            part = cached.with_suffix(".part.npz")
+            np.savez(
+                part,
+                keys=np.array([f"{g.name}\t{g.style}" for g in glyphs]),
+                matrix=matrix,
+                aspects=out.aspects,
+            )
+            part.replace(cached)
+        return out
 
     @staticmethod
     def descriptors(crops: list[PILImage.Image]) -> tuple[np.ndarray, np.ndarray]:

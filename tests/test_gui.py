@@ -711,3 +711,18 @@ def test_icons_captioned_by_a_model_through_litellm(grounder, screen) -> None:
         for p in parts
     )
     assert len(srv.requests) == 2 and captioner.rejected == 1  # the rambling reply is no caption
+
+
+def test_icon_descriptors_are_cached_on_disk_and_a_damaged_cache_is_rebuilt(tmp_path: Path) -> None:
+    from lemmata.gui.icons import IconSet
+
+    built = IconSet.fontawesome(tmp_path)
+    (cached,) = tmp_path.glob("*.npz")
+    IconSet.fontawesome.cache_clear()
+    loaded = IconSet.fontawesome(tmp_path)
+    assert [g.caption for g in loaded.glyphs] == [g.caption for g in built.glyphs]
+    assert (loaded.matrix == built.matrix).all()
+    cached.write_bytes(b"garbage")
+    IconSet.fontawesome.cache_clear()
+    assert len(IconSet.fontawesome(tmp_path).glyphs) == len(built.glyphs)
+    assert cached.stat().st_size > 1000  # written again
