@@ -514,6 +514,8 @@ class Memory:
                 sources=list(draft.sources),
                 tags=list(dict.fromkeys(draft.tags)),
                 entities=list(dict.fromkeys(draft.entities)),
+                context=draft.context,
+                context_sources=list(draft.context_sources),
             )
             # 2. contradictions by rule among facts making a claim on the same key
             claim = parse_claim(draft.statement)

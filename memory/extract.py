@@ -14,7 +14,10 @@ Two extractors share one interface, ``extract(segment) -> Extraction``:
   ``Extraction.rejected``).
 
 Each fact's provenance is exactly the episodes its text was derived from: one episode for an
-offline fact, the cited ones for a model's.
+offline fact, the cited ones for a model's. The offline extractor also gives each fact the
+words of the turns around it in its conversation (the one it replies to and the reply to it)
+as *search context*: BM25 finds "5 years already!" by the question "how long have you been
+married?" before it, but the context is never the fact's text, nor in its provenance.
 """
 
 from __future__ import annotations
@@ -70,6 +73,10 @@ class DraftFact:
     valid_from: datetime | None = None
     credibility: float = 1.0
     valid_to: datetime | None = None
+    # the turns around this one (the one it replies to, the reply to it): searched with the
+    # fact, never part of its text or its provenance
+    context: str = ""
+    context_sources: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -194,6 +201,8 @@ class OfflineExtractor:
         out = Extraction()
         seen: list[str] = []  # speakers in order of their latest turn
         actions: list[StoredEpisode] = []
+        prev: StoredEpisode | None = None
+        prev_facts: list[DraftFact] = []
         for ep in segment:
             if ep.kind == "action":
                 if actions and actions[-1].subgoal != ep.subgoal:
@@ -211,7 +220,16 @@ class OfflineExtractor:
                 if ep.speaker in seen:
                     seen.remove(ep.speaker)
                 seen.append(ep.speaker)
-            out.facts += self._facts(ep, addressee)
+            facts = self._facts(ep, addressee)
+            if prev is not None and prev.speaker and prev.speaker != ep.speaker:
+                for f in facts:
+                    f.context = prev.content[:300]
+                    f.context_sources = [prev.id]
+                for f in prev_facts:
+                    f.context = f"{f.context} {ep.content[:300]}".strip()
+                    f.context_sources = [*f.context_sources, ep.id]
+            out.facts += facts
+            prev, prev_facts = ep, facts
         if actions:
             self._procedure(actions, out)
         return out

@@ -5,7 +5,8 @@ happens to the process next. Every query names the namespace (user, agent, and t
 when the namespace has one) in its ``WHERE`` clause; no method takes an id alone.
 
 Tables: ``episodes``; ``items`` (facts and procedures); ``item_sources`` (item -> episode, the
-provenance edges); ``item_terms`` (tags and entities); ``subgoals``; ``items_fts`` (FTS5 with the
+provenance edges); ``item_context`` (the episodes whose words an item is also searched by);
+``item_terms`` (tags and entities); ``subgoals``; ``items_fts`` (FTS5 with the
 Porter stemmer, BM25-ranked); ``audit``; ``meta``. ``items.indexed`` says whether the vector
 index has the item, so an index that fell behind (a crash between the two writes) is caught up
 on the next open.
@@ -68,6 +69,11 @@ CREATE TABLE IF NOT EXISTS subgoals (
     id TEXT NOT NULL, user TEXT NOT NULL, agent TEXT NOT NULL, text TEXT NOT NULL,
     PRIMARY KEY (user, agent, id)
 );
+CREATE TABLE IF NOT EXISTS item_context (
+    user TEXT NOT NULL, agent TEXT NOT NULL, item_id TEXT NOT NULL, episode_id TEXT NOT NULL,
+    PRIMARY KEY (user, agent, item_id, episode_id)
+);
+CREATE INDEX IF NOT EXISTS item_context_episode ON item_context (user, agent, episode_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS items_fts USING fts5(
     text, item_id UNINDEXED, tokenize = 'porter unicode61'
 );
@@ -119,6 +125,11 @@ class ItemRow:
     entities: list[str] = field(default_factory=list)
     created_at: float = 0.0
     subgoal_text: str | None = None
+    # Words of the neighbouring turns, searched (BM25) with the item but never returned as its
+    # text: a reply ("5 years already!") is found by the question it answers. The episodes
+    # they came from are in item_context, so forgetting one takes its words out again.
+    context: str = ""
+    context_sources: list[str] = field(default_factory=list)
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -331,8 +342,14 @@ class MemoryLog:
         ).fetchone()[0]
         db.execute(
             "INSERT INTO items_fts (rowid, text, item_id) VALUES (?, ?, ?)",
-            (rowid, row.text, row.id),
+            (rowid, f"{row.text} {row.context}" if row.context else row.text, row.id),
         )
+        if row.context:
+            db.executemany(
+                "INSERT OR IGNORE INTO item_context (user, agent, item_id, episode_id) "
+                "VALUES (?,?,?,?)",
+                [(ns.user, ns.agent, row.id, e) for e in row.context_sources],
+            )
         self.add_sources(db, ns, row.id, row.sources)
         db.executemany(
             "INSERT OR IGNORE INTO item_terms (user, agent, term, item_id, kind) VALUES (?,?,?,?,?)",
@@ -440,6 +457,9 @@ class MemoryLog:
                 f"DELETE FROM item_sources WHERE user=? AND agent=? AND item_id IN ({marks})", args
             )
             db.execute(
+                f"DELETE FROM item_context WHERE user=? AND agent=? AND item_id IN ({marks})", args
+            )
+            db.execute(
                 f"DELETE FROM item_terms WHERE user=? AND agent=? AND item_id IN ({marks})", args
             )
             db.execute(
@@ -461,6 +481,30 @@ class MemoryLog:
                 f"DELETE FROM item_sources WHERE user=? AND agent=? AND episode_id IN ({marks})",
                 args,
             )
+            # items searched with the words of a forgotten turn are searched by their own again
+            touched = [
+                r[0]
+                for r in db.execute(
+                    f"SELECT DISTINCT item_id FROM item_context WHERE user=? AND agent=? "
+                    f"AND episode_id IN ({marks})",
+                    args,
+                )
+            ]
+            for item_id in touched:
+                found = db.execute(
+                    "SELECT rowid, text FROM items WHERE user=? AND agent=? AND id=?",
+                    (ns.user, ns.agent, item_id),
+                ).fetchone()
+                if found is not None:
+                    db.execute("DELETE FROM items_fts WHERE rowid = ?", (found[0],))
+                    db.execute(
+                        "INSERT INTO items_fts (rowid, text, item_id) VALUES (?, ?, ?)",
+                        (found[0], found[1], item_id),
+                    )
+                db.execute(
+                    "DELETE FROM item_context WHERE user=? AND agent=? AND item_id=?",
+                    (ns.user, ns.agent, item_id),
+                )
             n += db.execute(
                 f"DELETE FROM episodes WHERE user=? AND agent=? AND id IN ({marks})", args
             ).rowcount

@@ -3,7 +3,8 @@
 Channels (each returns ranked item ids from an index, never a scan):
 
 - ``dense``: nearest neighbours of the query's embedding in the vector index;
-- ``bm25``: SQLite FTS5, BM25-ranked, Porter-stemmed;
+- ``bm25``: SQLite FTS5, BM25-ranked, Porter-stemmed, over each item's text and its search
+  context (the neighbouring turns' words; see :mod:`~lemmata.memory.extract`);
 - ``terms``: shared tags and entities (names, numbers, resolved dates), weighted by rarity;
 - ``graph``: one hop from the best hits: facts sharing a source episode with them
   (fact <-> episode <-> sibling facts), and the other procedures under a hit's subgoal;
@@ -43,7 +44,7 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
     "bm25": 1.0,
     "terms": 0.6,
     "graph": 0.3,
-    "adjacent": 0.7,
+    "adjacent": 0.4,
     "recency": 0.1,
     "dated": 0.4,
 }

@@ -131,3 +131,25 @@ def test_bm25_keeps_its_cost_bounded_without_losing_the_specific_item(tmp_path, 
     other.add_facts([f"Nora repairs clocks in Lisbon, shop {n}." for n in range(40)])
     hits = mem.log.search_text(mem.namespace, words, 2)
     assert [h for h, _ in hits][:1] == [ids[-1]] and len(hits) == 2
+
+
+def test_a_reply_is_found_by_the_question_it_answers_and_forgetting_the_question_undoes_it(
+    tmp_path, embedder
+):
+    mem = Memory(tmp_path / "m", user="u", embedder=embedder)
+    ids = mem.add_episodes(
+        [
+            {"content": "How long have you two been married now?", "speaker": "Caroline"},
+            {"content": "Five years already! Time flies.", "speaker": "Melanie"},
+            {"content": "I painted a lake at sunrise last week.", "speaker": "Caroline"},
+        ]
+    )
+    found = mem.retrieve("married", k=5)
+    reply = next(i for i in found.items if i.provenance == (ids[1],))
+    assert "bm25" in reply.channels  # by the words of the question before it
+    assert "married" not in reply.text.lower()  # which are not its text
+    assert reply.provenance == (ids[1],)  # nor its provenance
+    mem.forget(episodes=[ids[0]])
+    after = mem.retrieve("married", k=5)
+    assert not any(i.provenance == (ids[1],) and "bm25" in i.channels for i in after.items)
+    assert mem.retrieve("five years", k=3).items  # the reply itself is still there
