@@ -148,7 +148,13 @@ def read_locomo(path: str | Path) -> list[Conversation]:
                 Question(
                     question=str(q["question"]),
                     answer=str(q.get("answer", q.get("adversarial_answer", ""))),
-                    evidence=tuple(str(e) for e in q.get("evidence", []) or []),
+                    # one entry of the data lists two turns as "D8:6; D9:17": split them
+                    evidence=tuple(
+                        p.strip()
+                        for e in q.get("evidence", []) or []
+                        for p in str(e).split(";")
+                        if p.strip()
+                    ),
                     category=int(q.get("category", 0)),
                 )
             )

@@ -291,3 +291,14 @@ def test_memory_agent_recalls_records_and_resumes_a_thread(tmp_path, embedder):
     assert out["messages"][-1].content == "[scripted] Your cat is Miso."
     system = model.requests[0][0]["content"]
     assert "Miso" in system and out["memory"]["items"][0]["id"] in system
+
+
+def test_locomo_evidence_written_as_one_string_is_split(tmp_path: Path) -> None:
+    from lemmata.memory.ingest import read_locomo
+
+    path = _locomo(tmp_path / "c.json")
+    sample = json.loads(path.read_text())
+    sample["qa"][0]["evidence"] = ["D1:1; D1:2"]
+    path.write_text(json.dumps(sample))
+    (conv,) = read_locomo(path)
+    assert conv.questions[0].evidence == ("D1:1", "D1:2")
