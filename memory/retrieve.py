@@ -56,7 +56,7 @@ class RetrievalConfig:
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     depth: int = 60
-    rrf_k: int = 60
+    rrf_k: int = 20
     seeds: int = 8
     max_term_share: float = 0.05
 
