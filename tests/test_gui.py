@@ -726,3 +726,16 @@ def test_icon_descriptors_are_cached_on_disk_and_a_damaged_cache_is_rebuilt(tmp_
     IconSet.fontawesome.cache_clear()
     assert len(IconSet.fontawesome(tmp_path).glyphs) == len(built.glyphs)
     assert cached.stat().st_size > 1000  # written again
+
+
+def test_cli_ground_generate_writes_a_loadable_set(run_cli, tmp_path: Path) -> None:
+    _need("chromium", "chromium")
+    from lemmata.gui.datasets import load_annotations
+
+    r = run_cli("ground-generate", str(tmp_path / "set"), "--n", "2", "--seed", "5")
+    assert r.returncode == 0, r.stderr
+    assert "instructions on 2 screens" in r.stdout
+    assert len(list((tmp_path / "set" / "images").glob("*.png"))) == 2
+    assert load_annotations(tmp_path / "set", "screenspot-pro")
+    r = run_cli("ground-generate", str(tmp_path / "none"), "--n", "0")
+    assert r.returncode == 2 and "--n must be at least 1" in r.stderr
