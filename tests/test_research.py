@@ -304,3 +304,13 @@ def test_ddr_bench_loader(tmp_path):
     qa.write_text("{not json")
     with pytest.raises(DataSourceError, match="is not JSON"):
         load_ddr_bench(qa)
+
+
+def test_two_columns_that_both_follow_time_are_not_reported_as_correlated(shop, shop_report):
+    # seed 9 plants a trend in labs.cholesterol and a step change in labs.sodium: they
+    # correlate (r = -0.48) only because both move with taken_on
+    pairs = [set(i.columns) for i in shop_report.insights if i.kind == "correlation"]
+    assert {"cholesterol", "sodium"} not in pairs
+    assert any("follow time" in o and "cholesterol" in o for o in shop_report.observations)
+    planted = next(c for c in shop.checklist if c.kind == "correlation")
+    assert set(planted.columns) in pairs  # the planted correlation is still found

@@ -14,7 +14,8 @@ share              one level holds >= max(0.3, 1.3/k) of the rows, chi-square p 
 group_difference   one level's mean differs from the rest: Welch p < 1e-6, \\|Cohen's d\\| >= 0.3
 relationship       the same test across a link (child values grouped by a parent column, or
                    the number of child rows per parent)
-correlation        \\|Pearson r\\| >= 0.25, p < 1e-6, n >= 30
+correlation        \\|Pearson r\\| >= 0.25, p < 1e-6, n >= 30; not when, with each month's
+                   mean taken out, \\|r\\| falls below 0.25 and half of itself (both follow time)
 trend              monthly means fit a line (p < 1e-4, R^2 >= 0.3) at least as well as the best
                    step
 change             the best step leaves <= 0.8 of a line's squared error, Welch p < 1e-8
@@ -124,6 +125,29 @@ def _to_day(v: Any) -> float:
         return float(date.fromisoformat(v[:10]).toordinal())
     except ValueError:
         return math.nan
+
+
+def _within_month_r(x: Any, y: Any, days: Any) -> float | None:
+    """Pearson r of ``x`` and ``y`` after each month's mean is taken out of both (both may
+    simply follow time: a trend and a step change correlate with each other); None when
+    there are too few months or pairs to tell."""
+    import numpy as np
+
+    ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(days)
+    if ok.sum() < 30:
+        return None
+    months = np.array([_month_of(d) for d in days[ok]])
+    if len(np.unique(months)) < 6:
+        return None
+    xs, ys = x[ok].astype(float), y[ok].astype(float)
+    _, inverse = np.unique(months, return_inverse=True)
+    for v in (xs, ys):
+        sums = np.bincount(inverse, weights=v)
+        counts = np.bincount(inverse)
+        v -= (sums / counts)[inverse]
+    if xs.std() == 0 or ys.std() == 0:
+        return None
+    return float(np.corrcoef(xs, ys)[0, 1])
 
 
 def _month_of(day: float) -> int:
@@ -492,6 +516,15 @@ class Explorer:
         r, p = float(r), float(p)
         if not (abs(r) >= 0.25 and p < 1e-6):
             return Outcome(observation=f"{h.table}.{a} ~ {b}: r = {r:.2f}")
+        for date_col, days in t.days.items():
+            within = _within_month_r(x, y, days)
+            if within is not None and abs(within) < 0.5 * abs(r) and abs(within) < 0.25:
+                return Outcome(
+                    observation=(
+                        f"{h.table}.{a} ~ {b}: r = {r:.2f}, but {within:.2f} within months of "
+                        f"{date_col}: both follow time, not each other"
+                    )
+                )
         sql = ev.pearson_sql(
             h.table,
             self._expr(h.table, a),
