@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from lemmata.gui.boxes import Box, iou, share_inside
 from lemmata.gui.instruction import Query, parse_instruction
 
 if TYPE_CHECKING:
@@ -40,8 +41,6 @@ __all__ = [
     "draw_candidates",
     "normalise_text",
 ]
-
-Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -80,6 +79,14 @@ class Screen:
     def grid(self) -> tuple[int, int]:
         return (-(-self.image.height // self.stride), -(-self.image.width // self.stride))
 
+    def cells(self, box: Box) -> tuple[int, int, int, int]:
+        """The grid cells a box covers, as (x1, y1, x2, y2) slice bounds clipped to the grid
+        (at least one cell wide unless the box lies outside it)."""
+        s, (h, w) = self.stride, self.grid
+        x1, y1 = int(box[0] // s), int(box[1] // s)
+        x2, y2 = max(x1 + 1, int(-(-box[2] // s))), max(y1 + 1, int(-(-box[3] // s)))
+        return max(0, x1), max(0, y1), min(w, x2), min(h, y2)
+
     def ocr(self, engine: OcrEngine) -> OcrResult:
         if "ocr" not in self.cache:
             self.cache["ocr"] = engine.read(self.image)
@@ -103,11 +110,8 @@ def draw_candidates(screen: Screen, candidates: list[Candidate]) -> torch.Tensor
 
     h, w = screen.grid
     out = torch.zeros((h, w), dtype=torch.float32)
-    s = screen.stride
     for c in candidates:
-        x1, y1 = int(c.box[0] // s), int(c.box[1] // s)
-        x2, y2 = max(x1 + 1, int(-(-c.box[2] // s))), max(y1 + 1, int(-(-c.box[3] // s)))
-        x1, y1, x2, y2 = max(0, x1), max(0, y1), min(w, x2), min(h, y2)
+        x1, y1, x2, y2 = screen.cells(c.box)
         if x2 <= x1 or y2 <= y1:
             continue
         ys = torch.linspace(-1, 1, y2 - y1) if y2 - y1 > 1 else torch.zeros(1)
@@ -299,15 +303,8 @@ class IconAnchor(_CandidateAnchor):
         *,
         ocr: OcrEngine | None = None,
         captioner: Any = None,
-        top: int = 3,
     ) -> None:
-        self.icons, self.embedder, self.ocr, self.captioner, self.top = (
-            icons,
-            embedder,
-            ocr,
-            captioner,
-            top,
-        )
+        self.icons, self.embedder, self.ocr, self.captioner = icons, embedder, ocr, captioner
         self._caption_vectors: np.ndarray | None = None
         self._vocabulary: list[tuple[set[str], set[str], set[str]]] | None = None
 
@@ -390,7 +387,7 @@ class IconAnchor(_CandidateAnchor):
             sims = self.icons.similarity(descs[valid], ars[valid])
             best = sims.argmax(axis=1)
             for row, e_i in enumerate(valid):
-                conf = _shape(float(sims[row, best[row]]))
+                conf = float(_shape(sims[row, best[row]]))
                 if conf > 0:
                     g = self.icons.glyphs[int(best[row])]
                     out.append(Candidate(elements[e_i].box, 0.6 * conf, g.name, self.name, "icon"))
@@ -399,7 +396,7 @@ class IconAnchor(_CandidateAnchor):
         wanted = np.nonzero(match >= 0.3)[0]
         if len(wanted) == 0:
             return []
-        shape = np.vectorize(_shape)(self.icons.similarity(descs[valid], ars[valid], wanted))
+        shape = _shape(self.icons.similarity(descs[valid], ars[valid], wanted))
         combined = shape * match[wanted][None, :] * INFERRED
         best = combined.argmax(axis=1)
         for row, e_i in enumerate(valid):
@@ -434,9 +431,10 @@ class IconAnchor(_CandidateAnchor):
         return _suppress(out)[:50]
 
 
-def _shape(sim: float) -> float:
-    """Glyph similarity as confidence: 0.65 or less is no likeness, 0.9 or more is sure."""
-    return max(0.0, min(1.0, (sim - 0.65) / 0.25))
+def _shape(sim: Any) -> Any:
+    """Glyph similarity as confidence (a number or an array): 0.65 or less is no likeness,
+    0.9 or more is sure."""
+    return np.clip((sim - 0.65) / 0.25, 0.0, 1.0)
 
 
 def _crop(image: PILImage.Image, box: Box, pad: int = 0) -> PILImage.Image:
@@ -448,30 +446,16 @@ def _crop(image: PILImage.Image, box: Box, pad: int = 0) -> PILImage.Image:
     return image.crop((x1, y1, max(x2, x1 + 1), max(y2, y1 + 1)))
 
 
-def _iou(a: Box, b: Box) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
-
-
 def _suppress(
-    cands: list[Candidate], iou: float = 0.5, *, containment: bool = False
+    cands: list[Candidate], max_iou: float = 0.5, *, containment: bool = False
 ) -> list[Candidate]:
     """Non-maximum suppression over score-sorted candidates; with ``containment`` a box that
     holds a better one (a longer run of words around the matched ones) goes too."""
     kept: list[Candidate] = []
     for c in cands:
         if all(
-            _iou(c.box, k.box) < iou and not (containment and _inside(k.box, c.box)) for k in kept
+            iou(c.box, k.box) < max_iou and not (containment and share_inside(k.box, c.box) > 0.8)
+            for k in kept
         ):
             kept.append(c)
     return kept
-
-
-def _inside(inner: Box, outer: Box) -> bool:
-    ix = max(0.0, min(inner[2], outer[2]) - max(inner[0], outer[0]))
-    iy = max(0.0, min(inner[3], outer[3]) - max(inner[1], outer[1]))
-    area = (inner[2] - inner[0]) * (inner[3] - inner[1])
-    return area > 0 and ix * iy / area > 0.8

@@ -25,13 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from lemmata.errors import UsageError
+from lemmata.gui.boxes import Box
 
 __all__ = ["FORMATS", "EvalResult", "GroundingItem", "evaluate", "load_annotations", "size_bucket"]
 
 FORMATS = ("screenspot", "screenspot-pro")
 SIZES = (("tiny", 0.0002), ("small", 0.001), ("medium", 0.005), ("large", float("inf")))
-
-Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)

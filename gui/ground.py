@@ -20,7 +20,16 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lemmata.gui.anchors import Candidate, IconAnchor, Screen, TextAnchor, _crop, _suppress
+from lemmata.gui.anchors import (
+    Candidate,
+    IconAnchor,
+    Screen,
+    TextAnchor,
+    _crop,
+    _suppress,
+    draw_candidates,
+)
+from lemmata.gui.boxes import Box, overlap_of_smaller
 from lemmata.gui.fusion import FusionConfig, consensus_single_peak
 from lemmata.gui.image import ImageInput, image_key, load_image
 from lemmata.gui.instruction import Query, parse_instruction
@@ -35,8 +44,6 @@ __all__ = ["DEFAULT_THRESHOLD", "Grounder", "Grounding", "ground"]
 
 DEFAULT_THRESHOLD = 0.40  # benchmarks/grounding.py --calibrate on generated seed 1 (24 screens)
 OFF_KIND = 0.7  # the score factor of a text candidate for "the ... icon", and vice versa
-
-Box = tuple[float, float, float, float]
 
 
 @dataclass
@@ -165,8 +172,6 @@ class Grounder:
         if query.relation is not None:
             cands = self._relate(screen, query, cands)
         maps: dict[str, torch.Tensor] = {}
-        from lemmata.gui.anchors import draw_candidates
-
         for a in self.anchors:
             if a.name in cands:
                 maps[a.name] = draw_candidates(screen, cands[a.name])
@@ -220,14 +225,12 @@ class Grounder:
         self, screen: Screen, fused: torch.Tensor, cands: dict[str, list[Candidate]]
     ) -> Candidate | None:
         """The candidate whose box holds the highest fused value, scored by that value."""
-        s = screen.stride
         best: Candidate | None = None
         best_v = 0.0
         for cs in cands.values():
             for c in cs:
-                x1, y1 = int(c.box[0] // s), int(c.box[1] // s)
-                x2, y2 = max(x1 + 1, int(-(-c.box[2] // s))), max(y1 + 1, int(-(-c.box[3] // s)))
-                region = fused[max(0, y1) : y2, max(0, x1) : x2]
+                x1, y1, x2, y2 = screen.cells(c.box)
+                region = fused[y1:y2, x1:x2]
                 if region.numel() == 0:
                     continue
                 v = float(region.max())
@@ -256,7 +259,7 @@ class Grounder:
                 if query.kind == "icon" and c.kind != "icon":
                     continue
                 factor = _relation_factor(c.box, ref.box, direction)
-                if factor > 0 and _iou_like(c.box, ref.box) < 0.3:
+                if factor > 0 and overlap_of_smaller(c.box, ref.box) < 0.3:
                     scored[name].append((c, factor))
         nearest = max((f for rows in scored.values() for _, f in rows), default=1.0)
         out: dict[str, list[Candidate]] = {}
@@ -332,13 +335,6 @@ def _relation_factor(box: Box, ref: Box, direction: str) -> float:
     else:
         return 0.0
     return float(0.5 ** (max(0.0, dist) / max(8 * size, 240.0)))
-
-
-def _iou_like(a: Box, b: Box) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
-    return ix * iy / small if small > 0 else 0.0
 
 
 _DEFAULT: Grounder | None = None

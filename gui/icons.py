@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from lemmata.errors import MissingDependency
+from lemmata.gui.boxes import Box, share_inside
 
 if TYPE_CHECKING:
     from PIL import Image as PILImage
@@ -41,7 +42,6 @@ __all__ = [
 ]
 
 DESCRIPTOR = 24
-Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -343,15 +343,8 @@ def detect_elements(
                 continue
             seen.add(key)
             box = (float(x), float(y), float(x + w), float(y + h))
-            if any(_covered(box, t) for t in text_boxes):
+            if any(share_inside(box, t) > 0.5 for t in text_boxes):
                 continue
             out.append(Element(box))
     out.sort(key=lambda e: (e.box[2] - e.box[0]) * (e.box[3] - e.box[1]))
     return out[:max_elements]
-
-
-def _covered(box: Box, text: Box) -> bool:
-    ix = max(0.0, min(box[2], text[2]) - max(box[0], text[0]))
-    iy = max(0.0, min(box[3], text[3]) - max(box[1], text[1]))
-    area = (box[2] - box[0]) * (box[3] - box[1])
-    return area > 0 and ix * iy / area > 0.5

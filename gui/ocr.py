@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lemmata.deps import require_extra, require_tool
+from lemmata.gui.boxes import Box, overlap_of_smaller
 from lemmata.gui.image import image_key
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["OcrEngine", "OcrResult", "Word"]
 
-Box = tuple[float, float, float, float]
 # characters that are icons misread, not text, when they open or close a word
 _EDGE = "©®@&|[](){}<>«»*#%$^~`'\"_=+\\/—–-:;,.!?"
 _Raw = tuple[str, Box, float, tuple[int, int, int]]  # text, box, confidence, tesseract line
@@ -55,14 +55,6 @@ class OcrResult:
         for w in self.words:
             by.setdefault(w.line, []).append(w)
         return [sorted(ws, key=lambda w: w.box[0]) for _, ws in sorted(by.items())]
-
-
-def _overlap(a: Box, b: Box) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
-    return inter / small if small > 0 else 0.0
 
 
 class OcrEngine:
@@ -236,7 +228,7 @@ def _merge(parts: list[list[_Raw]]) -> OcrResult:
     for part in parts:
         ids: dict[tuple[int, int, int], int] = {}
         for text, box, conf, line in part:
-            clash = [i for i, w in enumerate(words) if _overlap(w.box, box) > 0.5]
+            clash = [i for i, w in enumerate(words) if overlap_of_smaller(w.box, box) > 0.5]
             if clash and all(words[i].conf >= conf for i in clash):
                 continue  # read before, as surely (an overlap, another pass or scale)
             for i in sorted(clash, reverse=True):

@@ -42,6 +42,7 @@ PACKAGES = [
     "lemmata.provers",
     "lemmata.environments",
     "lemmata.gui",
+    "lemmata.gui.boxes",
     "lemmata.gui.image",
     "lemmata.gui.instruction",
     "lemmata.gui.ocr",
