@@ -80,6 +80,8 @@ def _ground(
     from lemmata.gui.image import load_image
     from lemmata.gui.instruction import parse_instruction
 
+    _check_threshold(threshold)
+
     img = load_image(image)  # bad input fails here, before any model loads
     parse_instruction(instruction)
     grounder = _grounder(ctx, anchors, caption_with_model, zoom=not no_zoom)
@@ -123,8 +125,12 @@ def _ground_eval(
     """Accuracy of the grounder on a ScreenSpot-style folder."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+    from lemmata.errors import UsageError
     from lemmata.gui.datasets import evaluate, load_annotations
 
+    _check_threshold(threshold)
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {limit}")
     items = load_annotations(folder, fmt)[:limit]
     grounder = _grounder(ctx, anchors)
     err = _console(stderr=True)
@@ -163,6 +169,9 @@ def _ground_generate(
     folder: Annotated[Path, typer.Argument(help="Where to write annotations.json and images/.")],
     n: Annotated[int, typer.Option("--n", help="Number of screens.")] = 40,
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace a data set already in DIR.")
+    ] = False,
 ) -> None:
     """Render generated screens (headless Chromium) with instructions, ScreenSpot-Pro format."""
     from lemmata.errors import UsageError
@@ -172,10 +181,21 @@ def _ground_generate(
         raise UsageError("--n must be at least 1")
     err = _console(stderr=True)
     path = generate(
-        folder, n=n, seed=seed, progress=lambda k, total: err.print(f"screen {k}/{total}", end="\r")
+        folder,
+        n=n,
+        seed=seed,
+        overwrite=overwrite,
+        progress=lambda k, total: err.print(f"screen {k}/{total}", end="\r"),
     )
     items = json.loads(path.read_text())
     _console().print(f"{len(items)} instructions on {n} screens: {path}")
+
+
+def _check_threshold(threshold: float | None) -> None:
+    from lemmata.errors import UsageError
+
+    if threshold is not None and not 0.0 <= threshold <= 1.0:
+        raise UsageError(f"--threshold must lie in [0, 1] (scores do), not {threshold}")
 
 
 def register(app: typer.Typer) -> None:

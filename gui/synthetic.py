@@ -627,12 +627,22 @@ def generate(
     *,
     layouts: tuple[str, ...] = LAYOUTS,
     progress: Any = None,
+    overwrite: bool = False,
 ) -> Path:
     """Render ``n`` screens into ``out_dir`` (ScreenSpot-Pro format) and return the path of
-    ``annotations.json``. ``progress(i, n)`` is called after each screen."""
+    ``annotations.json``. ``progress(i, n)`` is called after each screen. A folder that
+    already holds an ``annotations.json`` is refused unless ``overwrite``."""
+    from lemmata.errors import UsageError
     from lemmata.gui.render import Browser
 
     out = Path(out_dir)
+    if n < 1:
+        raise UsageError(f"n must be at least 1, not {n}")
+    if (out / "annotations.json").exists() and not overwrite:
+        raise UsageError(
+            f"{out} already holds a data set (annotations.json): choose another folder, "
+            "or overwrite it (--overwrite)"
+        )
     (out / "images").mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     icons = icon_vocabulary()

@@ -550,6 +550,10 @@ def test_cli_ground_eval_prints_accuracy_json(
     assert out["n"] == 3 and out["overall"] == 1.0 and out["negative"] == 1.0
     r = run_cli("ground-eval", str(tmp_path / "set"), "--format", "pascal", env=env)
     assert r.returncode == 2 and "unknown format" in r.stderr
+    r = run_cli("ground-eval", str(tmp_path / "set"), "--limit", "0", env=env)
+    assert r.returncode == 2 and "--limit must be at least 1" in r.stderr
+    r = run_cli("ground", str(path), "click Save", "--threshold", "1.5", env=env)
+    assert r.returncode == 2 and "--threshold must lie in [0, 1]" in r.stderr
 
 
 def test_shell_ground_command(screen, gui_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -739,3 +743,9 @@ def test_cli_ground_generate_writes_a_loadable_set(run_cli, tmp_path: Path) -> N
     assert load_annotations(tmp_path / "set", "screenspot-pro")
     r = run_cli("ground-generate", str(tmp_path / "none"), "--n", "0")
     assert r.returncode == 2 and "--n must be at least 1" in r.stderr
+    before = (tmp_path / "set" / "annotations.json").read_text()
+    r = run_cli("ground-generate", str(tmp_path / "set"), "--n", "1", "--seed", "6")
+    assert r.returncode == 2 and "already holds a data set" in r.stderr
+    assert (tmp_path / "set" / "annotations.json").read_text() == before  # nothing lost
+    r = run_cli("ground-generate", str(tmp_path / "set"), "--n", "1", "--seed", "6", "--overwrite")
+    assert r.returncode == 0 and (tmp_path / "set" / "annotations.json").read_text() != before
