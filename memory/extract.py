@@ -159,11 +159,32 @@ _SECOND_PERSON: list[tuple[re.Pattern[str], str]] = [
         (r"\b[Yy]ou\b", "{a}"),
     ]
 ]
+# Image captions often begin "a photo of"; the fact says so itself.
+_PHOTO_OF = re.compile(r"^(?:an? (?:photo|picture|image) of )+", re.I)
 _SMALL_TALK = re.compile(
     r"^(?:(?:hey|hi|hello|wow|thanks|thank you|bye|cool|nice|great|awesome|congrats|"
     r"congratulations|sure|yes|yeah|no|ok|okay|haha|lol|oh)\b[\s,!.]*)+",
     re.I,
 )
+
+
+# Words that carry the mood of a reply, not what it is about: a sentence made only of these
+# (and the names of the people talking) is an acknowledgement ("Sounds great, Caroline!",
+# "Talk to you soon!"), not a fact. Stemmed, as ``terms`` returns them.
+_PHATIC = frozenset(
+    terms(
+        "yep yup yeah sounds sound great awesome amazing cool nice wow thanks thank glad happy "
+        "totally absolutely definitely soon talk true agree right super fun lovely wonderful "
+        "fantastic incredible exciting excited stoked proud appreciate bet sweet good wish "
+        "luck look"
+    )
+)
+
+
+def _phatic(name: str) -> bool:
+    """A capitalised opener such as "Sounds great" is no name."""
+    words = terms(name)
+    return bool(words) and all(w in _PHATIC for w in words)
 
 
 # "Big news: I moved..." and "Update: ..." announce a statement; they are not part of it.
@@ -238,23 +259,29 @@ class OfflineExtractor:
         text = ep.content
         caption = ep.meta.get("image_caption") or ep.meta.get("blip_caption")
         sentences = split_sentences(text)
+        shown = None
         if isinstance(caption, str) and caption.strip():
             who = ep.speaker or "Someone"
-            sentences.append(f"{who} shared a photo of {caption.strip().rstrip('.')}.")
+            what = _PHOTO_OF.sub("", caption.strip().rstrip("."))
+            shown = f"{who} shared a photo of {what}."
+            sentences.append(shown)
         facts: list[DraftFact] = []
         for raw in sentences:
             sentence = _LEAD_IN.sub("", _SMALL_TALK.sub("", raw).strip()).strip()
             if not sentence:
                 continue
-            content = terms(sentence)
-            names = entities(sentence)
+            people = {n.lower() for n in (ep.speaker, addressee) if n}
+            content = [t for t in terms(sentence) if t not in people]
+            names = [n for n in entities(sentence) if n not in people and not _phatic(n)]
+            if not names and all(t in _PHATIC for t in content):
+                continue
             question = sentence.endswith("?")
             need = self.min_terms + (1 if question else 0)
             if len(content) < need and not (names and len(content) >= 1 and not question):
                 continue
             rewritten, first_person = _rewrite(sentence, ep.speaker, addressee)
             resolved, dates = resolve_dates(rewritten, ep.timestamp)
-            if ep.speaker and not first_person:
+            if ep.speaker and not first_person and raw != shown:
                 verb = "asked" if question else "said"
                 statement = f"{ep.speaker} {verb}: {resolved}"
             else:

@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS episodes (
 );
 CREATE INDEX IF NOT EXISTS episodes_pending ON episodes (user, agent, structured, session);
 CREATE INDEX IF NOT EXISTS episodes_session ON episodes (user, agent, session);
+CREATE INDEX IF NOT EXISTS episodes_speaker ON episodes (user, agent, speaker COLLATE NOCASE);
 CREATE TABLE IF NOT EXISTS items (
     id TEXT NOT NULL, kind TEXT NOT NULL, user TEXT NOT NULL, agent TEXT NOT NULL,
     session TEXT NOT NULL, text TEXT NOT NULL, norm TEXT NOT NULL, credibility REAL NOT NULL,
@@ -386,7 +387,11 @@ class MemoryLog:
         sql = (
             "SELECT i.rowid, i.*, s.text AS subgoal, "
             "(SELECT group_concat(episode_id, char(31)) FROM item_sources x "
-            " WHERE x.user=i.user AND x.agent=i.agent AND x.item_id=i.id) AS sources "
+            " WHERE x.user=i.user AND x.agent=i.agent AND x.item_id=i.id) AS sources, "
+            "(SELECT group_concat(sp, char(31)) FROM (SELECT DISTINCT e.speaker AS sp "
+            " FROM item_sources x JOIN episodes e ON e.user=x.user AND e.agent=x.agent "
+            " AND e.id=x.episode_id WHERE x.user=i.user AND x.agent=i.agent "
+            " AND x.item_id=i.id)) AS speakers "
             f"FROM items i LEFT JOIN subgoals s ON s.user=i.user AND s.agent=i.agent "
             f"AND s.id=i.subgoal_id WHERE {scope}"
         )
@@ -761,6 +766,22 @@ class MemoryLog:
 
     def spaces(self) -> list[tuple[str, str]]:
         return [(r[0], r[1]) for r in self._read("SELECT DISTINCT user, agent FROM items")]
+
+    def speakers_named(self, ns: Namespace, names: Sequence[str]) -> list[str]:
+        """Which of ``names`` (any case) speak in the (user, agent) pair's episodes, as stored.
+
+        An index lookup per name, so asking costs the same at any size."""
+        if not names:
+            return []
+        marks = ",".join("?" * len(names))
+        return [
+            r[0]
+            for r in self._read(
+                f"SELECT DISTINCT speaker FROM episodes WHERE user=? AND agent=? "
+                f"AND speaker COLLATE NOCASE IN ({marks})",
+                [ns.user, ns.agent, *names],
+            )
+        ]
 
     def item_count(self, ns: Namespace) -> int:
         """Items of the (user, agent) pair, from the count the triggers keep (no scan)."""

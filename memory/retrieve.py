@@ -13,6 +13,11 @@ Channels (each returns ranked item ids from an index, never a scan):
 - ``recency`` and ``dated``: among the candidates only, newer first, and (for "when"
   questions) those that carry a resolved date.
 
+Speaker: when the query names exactly one of the people who speak in the memory ("What
+does Melanie do to destress?"), what that person said scores ``speaker_boost`` higher: on
+LoCoMo's development split, 96% of the evidence turns of such questions are the named
+person's own.
+
 Validity: by default only facts valid now (``valid_to`` unset) are returned; ``as_of`` asks
 for what was valid at a moment, ``include_history`` for everything. Credibility scales the
 fused score. Packing keeps rank order, except that an item whose source episodes the items
@@ -59,6 +64,7 @@ class RetrievalConfig:
     rrf_k: int = 20
     seeds: int = 8
     max_term_share: float = 0.05
+    speaker_boost: float = 0.3
 
 
 def reciprocal_rank_fusion(
@@ -154,8 +160,11 @@ def retrieve(
     fused = reciprocal_rank_fusion(
         {n: [i for i in r if i in candidates] for n, r in rankings.items()}, cfg.weights, cfg.rrf_k
     )
+    named = log.speakers_named(ns, entities(query)) if cfg.speaker_boost else []
     for i in fused:
         fused[i] *= 0.5 + 0.5 * float(candidates[i]["credibility"])
+        if len(named) == 1 and named[0] in (candidates[i]["speakers"] or "").split("\x1f"):
+            fused[i] *= 1.0 + cfg.speaker_boost
     order = sorted(fused, key=lambda i: -fused[i])
 
     channel_ranks: dict[str, dict[str, int]] = {}

@@ -153,3 +153,34 @@ def test_a_reply_is_found_by_the_question_it_answers_and_forgetting_the_question
     after = mem.retrieve("married", k=5)
     assert not any(i.provenance == (ids[1],) and "bm25" in i.channels for i in after.items)
     assert mem.retrieve("five years", k=3).items  # the reply itself is still there
+
+
+def test_acknowledgements_are_not_facts_but_short_news_is(tmp_path, embedder):
+    from lemmata.memory.extract import OfflineExtractor, StoredEpisode
+
+    def facts(text: str, speaker: str = "Gina", meta: dict | None = None) -> list[str]:
+        turns = [
+            StoredEpisode("e0", "s", "utterance", "Jon", "How is the store?", None),
+            StoredEpisode("e1", "s", "utterance", speaker, text, None, meta=meta or {}),
+        ]
+        return [f.statement for f in OfflineExtractor().extract(turns).facts if f.sources == ["e1"]]
+
+    assert facts("Sounds great, Jon!") == []
+    assert facts("Yep, Jon. Talk to you soon!") == []
+    assert facts("Hey Jon! The store's doing great!") == ["Gina said: The store's doing great!"]
+    # a caption that already says "a photo of" is not said twice
+    shown = facts("Look!", meta={"blip_caption": "a photo of a red dress on a hanger"})
+    assert shown == ["Gina shared a photo of a red dress on a hanger."]
+
+
+def test_a_question_naming_a_speaker_prefers_what_that_speaker_said(tmp_path, embedder):
+    mem = Memory(tmp_path / "m", user="u", embedder=embedder)
+    ids = mem.add_episodes(
+        [
+            {"content": "We went kayaking on the lake with the kids.", "speaker": "Ben"},
+            {"content": "We went kayaking on the lake with the kids.", "speaker": "Ann"},
+        ]
+    )
+    for who, said in (("Ann", ids[1]), ("Ben", ids[0])):
+        top = mem.retrieve(f"Where did {who} go kayaking?", k=2).items
+        assert top[0].provenance == (said,), who
