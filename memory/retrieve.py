@@ -148,8 +148,12 @@ def retrieve(
     rankings["graph"] = list(dict.fromkeys(graph))
 
     candidates = {i: r for i, r in rows.items() if _valid(r, as_of, include_history)}
+    # ties (facts with no time, or the same time) go newest-stored first, so that the order
+    # never depends on how a set happened to iterate
     rankings["recency"] = sorted(
-        candidates, key=lambda i: candidates[i]["valid_from"] or "", reverse=True
+        candidates,
+        key=lambda i: (candidates[i]["valid_from"] or "", candidates[i]["rowid"]),
+        reverse=True,
     )
     if query.strip().lower().startswith(("when", "what year", "what date", "how long ago")):
         rankings["dated"] = [

@@ -179,7 +179,10 @@ def test_a_question_naming_a_speaker_prefers_what_that_speaker_said(tmp_path, em
     turns = [
         {"content": "Hi!", "speaker": "Melanie"},
         {"content": "Melanie paints sunrises so well.", "speaker": "Caroline"},
-        {"content": "I finished a new painting last week, a lake at dawn.", "speaker": "Melanie"},
+        {
+            "content": "I finished a new one last week: a lake at dawn, in oils.",
+            "speaker": "Melanie",
+        },
     ]
     tops = {}
     for boost in (0.0, 0.3):
