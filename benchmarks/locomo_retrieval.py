@@ -1,6 +1,6 @@
 """Evidence recall of PlugMem retrieval on LoCoMo, against dense and BM25 over raw turns.
 
-    python benchmarks/locomo_retrieval.py --data ../shared/data/locomo [--k 5 10 20] [--json]
+    python benchmarks/locomo_retrieval.py --data ../shared/data/locomo [--k 5 10 20] [--ablate] [--json]
 
 Each conversation goes into a fresh memory (offline extractor, bundled MiniLM, embedded
 chromadb). For every question outside category 5, the top-k items are retrieved and scored by
@@ -12,7 +12,9 @@ tokens are counted by one rule for all three (``lemmata.memory.text.count_tokens
 Printed: recall@k, context tokens per question at each k, retrieval latency p50/p95 (ours:
 the whole hybrid retrieval including the query embedding; the embedding is cached per query
 for neither side), ingestion throughput (turns stored and structured per second, embedding
-included), and provenance ids per item. ``--json`` prints one JSON object instead.
+included), and provenance ids per item. ``--ablate`` also retrieves with each channel (and the
+speaker preference) switched off in turn, on the same memories, and prints recall@10 without
+each next to the whole. ``--json`` prints one JSON object instead.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import numpy as np
 
 from lemmata.memory import Memory
 from lemmata.memory.ingest import Conversation, read_locomo
+from lemmata.memory.retrieve import DEFAULT_WEIGHTS, RetrievalConfig
 from lemmata.memory.text import count_tokens, fts_query
 from lemmata.settings import Settings
 
@@ -73,6 +76,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True, help="folder of LoCoMo JSON files")
     ap.add_argument("--k", type=int, nargs="+", default=[5, 10, 20])
+    ap.add_argument(
+        "--ablate", action="store_true", help="recall@10 with each channel switched off in turn"
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
     files = sorted(args.data.glob("*.json"))
@@ -95,6 +101,14 @@ def main() -> None:
     ingest_s = 0.0
     by_category: dict[int, list[float]] = {}
     shared_embedder = None
+    ablations: dict[str, RetrievalConfig] = {}
+    if args.ablate:
+        ablations = {
+            f"-{name}": RetrievalConfig(weights={**DEFAULT_WEIGHTS, name: 0.0})
+            for name in DEFAULT_WEIGHTS
+        }
+        ablations["-speaker"] = RetrievalConfig(speaker_boost=0.0)
+    ablated: dict[str, list[float]] = {name: [] for name in ablations}
 
     for path in files:
         for conv in read_locomo(path):
@@ -127,6 +141,14 @@ def main() -> None:
                         recall(q.evidence, [e for it in res.items[:10] for e in it.provenance])
                     )
                     prov_per_item += [len(item.provenance) for item in res.items[:10]]
+                    whole = mem.retrieval
+                    for name, cfg in ablations.items():
+                        mem.retrieval = cfg
+                        top = mem.retrieve(q.question, k=10, fresh=False).items
+                        ablated[name].append(
+                            recall(q.evidence, [e for i in top for e in i.provenance])
+                        )
+                    mem.retrieval = whole
                     for name, fn in (
                         ("dense_turns", base_sys.dense),
                         ("bm25_turns", base_sys.bm25),
@@ -156,6 +178,8 @@ def main() -> None:
     out["provenance_per_item_mean"] = mean(prov_per_item)
     out["questions"] = len(latency)
     out["recall@10_by_category"] = {str(c): mean(v) for c, v in sorted(by_category.items())}
+    if ablations:
+        out["ablations_recall@10"] = {name: mean(v) for name, v in ablated.items()}
     out["baselines"] = {
         name: {
             **{f"recall@{k}": mean(base[name][k]) for k in ks},
@@ -191,6 +215,16 @@ def main() -> None:
         "recall@10 by category: "
         + ", ".join(f"{c}: {v}" for c, v in out["recall@10_by_category"].items())
     )
+    if ablations:
+        whole = (
+            out["recall@10"] if 10 in ks else mean([r for rs in by_category.values() for r in rs])
+        )
+        print(
+            f"recall@10 without each part (whole {whole:.3f}): "
+            + ", ".join(
+                f"{n} {v:.3f} ({v - whole:+.3f})" for n, v in out["ablations_recall@10"].items()
+            )
+        )
     for k in ks:
         best = max(out["baselines"][n][f"recall@{k}"] for n in base)
         print(
