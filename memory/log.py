@@ -554,13 +554,16 @@ class MemoryLog:
         Ranking scores every document a word occurs in, so the words go in rarest first
         within a budget of postings (a word's postings are counted up to the budget, which
         is cheap). When frequent words are left out, the items holding *all* the words come
-        first (FTS5 intersects posting lists without scoring them), then the rare words' best:
-        the cost stays bounded at any size, and a query whose words are each common but
-        together specific still finds its item.
+        first (FTS5 intersects posting lists without scoring them), then the best of the words
+        within the budget: the cost stays bounded at any size, and a query whose words are each
+        common but together specific still finds its item. Only when every word is over the
+        budget and no item holds them all is the rarest word ranked on its own.
         """
         if not words:
             return []
-        counted: list[tuple[int, str]] = []
+        # (postings, place in the query, word): equally frequent words (all counts stop at
+        # the budget) go in the order the query gives them
+        counted: list[tuple[int, int, str]] = []
         try:
             for w in words:
                 n = self._read(
@@ -569,21 +572,26 @@ class MemoryLog:
                     [f'"{w}"', max_postings + 1],
                 )[0][0]
                 if n:
-                    counted.append((int(n), w))
+                    counted.append((int(n), len(counted), w))
+            if not counted:
+                return []
             chosen: list[str] = []
             postings = 0
-            for n, w in sorted(counted):
-                if chosen and postings + n > max_postings:
+            for n, _, w in sorted(counted):
+                if postings + n > max_postings:
                     break
                 chosen.append(w)
                 postings += n
-            if not chosen:
-                return []
             ranked = []
             if len(chosen) < len(counted):
-                every = " AND ".join(f'"{w}"' for _, w in counted)
+                every = " AND ".join(f'"{w}"' for _, _, w in counted)
                 ranked = self._rank_text(ns, every, limit)
-            ranked += self._rank_text(ns, " OR ".join(f'"{w}"' for w in chosen), limit)
+            if chosen:
+                ranked += self._rank_text(ns, " OR ".join(f'"{w}"' for w in chosen), limit)
+            elif not ranked:
+                # every word is frequent and no item holds them all: the rarest word's best,
+                # the one case that scores more than the budget
+                ranked = self._rank_text(ns, f'"{min(counted)[2]}"', limit)
         except sqlite3.OperationalError:
             return []
         out: dict[str, float] = {}

@@ -133,6 +133,34 @@ def test_bm25_keeps_its_cost_bounded_without_losing_the_specific_item(tmp_path, 
     assert [h for h, _ in hits][:1] == [ids[-1]] and len(hits) == 2
 
 
+def test_bm25_never_ranks_a_word_over_the_budget_when_the_and_finds_items(
+    tmp_path, embedder, monkeypatch
+):
+    mem = Memory(tmp_path / "m", user="u", embedder=embedder)
+    ids = mem.add_facts(
+        [f"Nora sings {n}." for n in range(6)]
+        + [f"Omar repairs clocks near Lisbon {n}." for n in range(8)]
+        + ["Nora repairs old clocks in Lisbon."]
+    )
+    ranked: list[str] = []
+    rank = mem.log._rank_text
+
+    def spy(ns, match, limit):
+        ranked.append(match)
+        return rank(ns, match, limit)
+
+    monkeypatch.setattr(mem.log, "_rank_text", spy)
+    # every word is on more items than the budget of 5: only the AND of all of them is
+    # ranked (scoring a frequent word's postings is what grew with the memory)
+    hits = mem.log.search_text(mem.namespace, ["nora", "clocks", "lisbon"], 3, max_postings=5)
+    assert hits[0][0] == ids[-1]
+    assert ranked == ['"nora" AND "clocks" AND "lisbon"']
+    # no item holds every word: the rarest word's best, rather than nothing
+    ranked.clear()
+    hits = mem.log.search_text(mem.namespace, ["sings", "clocks"], 3, max_postings=5)
+    assert ranked[-1] == '"sings"' and {h for h, _ in hits} <= set(ids[:6]) and hits
+
+
 def test_a_reply_is_found_by_the_question_it_answers_and_forgetting_the_question_undoes_it(
     tmp_path, embedder
 ):
