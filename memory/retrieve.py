@@ -164,10 +164,12 @@ def retrieve(
     fused = reciprocal_rank_fusion(
         {n: [i for i in r if i in candidates] for n, r in rankings.items()}, cfg.weights, cfg.rrf_k
     )
-    named = log.speakers_named(ns, entities(query)) if cfg.speaker_boost else []
+    named = (
+        {n.lower() for n in log.speakers_named(ns, entities(query))} if cfg.speaker_boost else set()
+    )
     for i in fused:
         fused[i] *= 0.5 + 0.5 * float(candidates[i]["credibility"])
-        if len(named) == 1 and named[0] in (candidates[i]["speakers"] or "").split("\x1f"):
+        if len(named) == 1 and named & _speakers(candidates[i]):
             fused[i] *= 1.0 + cfg.speaker_boost
     order = sorted(fused, key=lambda i: -fused[i])
 
@@ -222,6 +224,11 @@ def retrieve(
         dropped=dropped,
         elapsed_ms=(time.perf_counter() - t0) * 1000,
     )
+
+
+def _speakers(row: sqlite3.Row) -> set[str]:
+    """Who said what an item came from, lowercased (names are matched in any case)."""
+    return {s.lower() for s in (row["speakers"] or "").split("\x1f") if s}
 
 
 def _dt(value: str | None) -> datetime | None:
