@@ -1,6 +1,6 @@
 """Evidence recall of PlugMem retrieval on LoCoMo, against dense and BM25 over raw turns.
 
-    python benchmarks/locomo_retrieval.py --data ../shared/data/locomo [--k 5 10 20] [--ablate] [--json]
+    python benchmarks/locomo_retrieval.py [--data ../shared/data/locomo] [--k 5 10 20] [--ablate] [--json]
 
 Each conversation goes into a fresh memory (offline extractor, bundled MiniLM, embedded
 chromadb). For every question outside category 5, the top-k items are retrieved and scored by
@@ -35,6 +35,9 @@ from lemmata.memory.ingest import Conversation, read_locomo
 from lemmata.memory.retrieve import DEFAULT_WEIGHTS, RetrievalConfig
 from lemmata.memory.text import count_tokens, fts_query
 from lemmata.settings import Settings
+
+# the development split, beside the repository on the team's machines
+DEV_SPLIT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo"
 
 
 def recall(evidence: tuple[str, ...], provenance: list[str]) -> float:
@@ -74,13 +77,22 @@ class Baselines:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, required=True, help="folder of LoCoMo JSON files")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help=f"folder of LoCoMo JSON files (default: {DEV_SPLIT}, where it exists)",
+    )
     ap.add_argument("--k", type=int, nargs="+", default=[5, 10, 20])
     ap.add_argument(
         "--ablate", action="store_true", help="recall@10 with each channel switched off in turn"
     )
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
+    if args.data is None:
+        if not DEV_SPLIT.is_dir():
+            sys.exit(f"give --data DIR: a folder of LoCoMo JSON files ({DEV_SPLIT} is not here)")
+        args.data = DEV_SPLIT
     files = sorted(args.data.glob("*.json"))
     if not files:
         sys.exit(f"no .json files in {args.data}")
