@@ -153,14 +153,14 @@ def main() -> None:
                         recall(q.evidence, [e for it in res.items[:10] for e in it.provenance])
                     )
                     prov_per_item += [len(item.provenance) for item in res.items[:10]]
-                    whole = mem.retrieval
+                    config = mem.retrieval
                     for name, cfg in ablations.items():
                         mem.retrieval = cfg
                         top = mem.retrieve(q.question, k=10, fresh=False).items
                         ablated[name].append(
                             recall(q.evidence, [e for i in top for e in i.provenance])
                         )
-                    mem.retrieval = whole
+                    mem.retrieval = config
                     for name, fn in (
                         ("dense_turns", base_sys.dense),
                         ("bm25_turns", base_sys.bm25),
@@ -228,9 +228,7 @@ def main() -> None:
         + ", ".join(f"{c}: {v}" for c, v in out["recall@10_by_category"].items())
     )
     if ablations:
-        whole = (
-            out["recall@10"] if 10 in ks else mean([r for rs in by_category.values() for r in rs])
-        )
+        whole = mean([r for rs in by_category.values() for r in rs])  # recall@10, whatever --k
         print(
             f"recall@10 without each part (whole {whole:.3f}): "
             + ", ".join(

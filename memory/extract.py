@@ -265,12 +265,12 @@ class OfflineExtractor:
             what = _PHOTO_OF.sub("", caption.strip().rstrip("."))
             shown = f"{who} shared a photo of {what}."
             sentences.append(shown)
+        people = {n.lower() for n in (ep.speaker, addressee) if n}
         facts: list[DraftFact] = []
         for raw in sentences:
             sentence = _LEAD_IN.sub("", _SMALL_TALK.sub("", raw).strip()).strip()
             if not sentence:
                 continue
-            people = {n.lower() for n in (ep.speaker, addressee) if n}
             content = [t for t in terms(sentence) if t not in people]
             names = [n for n in entities(sentence) if n not in people and not _phatic(n)]
             if not names and all(t in _PHATIC for t in content):

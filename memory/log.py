@@ -387,11 +387,7 @@ class MemoryLog:
         sql = (
             "SELECT i.rowid, i.*, s.text AS subgoal, "
             "(SELECT group_concat(episode_id, char(31)) FROM item_sources x "
-            " WHERE x.user=i.user AND x.agent=i.agent AND x.item_id=i.id) AS sources, "
-            "(SELECT group_concat(sp, char(31)) FROM (SELECT DISTINCT e.speaker AS sp "
-            " FROM item_sources x JOIN episodes e ON e.user=x.user AND e.agent=x.agent "
-            " AND e.id=x.episode_id WHERE x.user=i.user AND x.agent=i.agent "
-            " AND x.item_id=i.id)) AS speakers "
+            " WHERE x.user=i.user AND x.agent=i.agent AND x.item_id=i.id) AS sources "
             f"FROM items i LEFT JOIN subgoals s ON s.user=i.user AND s.agent=i.agent "
             f"AND s.id=i.subgoal_id WHERE {scope}"
         )
@@ -790,6 +786,21 @@ class MemoryLog:
                 [ns.user, ns.agent, *names],
             )
         ]
+
+    def speakers_of(self, ns: Namespace, item_ids: Sequence[str]) -> dict[str, set[str]]:
+        """item id -> the speakers of the episodes it came from (items with none are absent)."""
+        out: dict[str, set[str]] = {}
+        for chunk in _chunks(list(item_ids)):
+            marks = ",".join("?" * len(chunk))
+            for r in self._read(
+                "SELECT DISTINCT x.item_id, e.speaker FROM item_sources x JOIN episodes e "
+                "ON e.user=x.user AND e.agent=x.agent AND e.id=x.episode_id "
+                f"WHERE x.user=? AND x.agent=? AND x.item_id IN ({marks}) "
+                "AND e.speaker IS NOT NULL",
+                [ns.user, ns.agent, *chunk],
+            ):
+                out.setdefault(r[0], set()).add(r[1])
+        return out
 
     def item_count(self, ns: Namespace) -> int:
         """Items of the (user, agent) pair, from the count the triggers keep (no scan)."""

@@ -121,7 +121,8 @@ def retrieve(
     where = {"session": ns.session} if ns.session else None
     rankings["dense"] = [i for i, _ in index.query(space, vector[None, :], depth, where)[0]]
     rankings["bm25"] = [i for i, _ in log.search_text(ns, fts_words(query), depth)]
-    qterms = list(dict.fromkeys([*entities(query), *terms(query)]))
+    names = entities(query)
+    qterms = list(dict.fromkeys([*names, *terms(query)]))
     total = max(1, log.item_count(ns))
     max_df = max(20, int(cfg.max_term_share * total))
     rankings["terms"] = [i for i, _ in log.search_terms(ns, qterms, depth, max_df=max_df)]
@@ -164,12 +165,12 @@ def retrieve(
     fused = reciprocal_rank_fusion(
         {n: [i for i in r if i in candidates] for n, r in rankings.items()}, cfg.weights, cfg.rrf_k
     )
-    named = (
-        {n.lower() for n in log.speakers_named(ns, entities(query))} if cfg.speaker_boost else set()
-    )
+    named = {n.lower() for n in log.speakers_named(ns, names)} if cfg.speaker_boost else set()
+    # who said what is looked up only for a query about one speaker, and only for the candidates
+    said_by = log.speakers_of(ns, list(fused)) if len(named) == 1 else {}
     for i in fused:
         fused[i] *= 0.5 + 0.5 * float(candidates[i]["credibility"])
-        if len(named) == 1 and named & _speakers(candidates[i]):
+        if named & {s.lower() for s in said_by.get(i, ())}:
             fused[i] *= 1.0 + cfg.speaker_boost
     order = sorted(fused, key=lambda i: -fused[i])
 
@@ -224,11 +225,6 @@ def retrieve(
         dropped=dropped,
         elapsed_ms=(time.perf_counter() - t0) * 1000,
     )
-
-
-def _speakers(row: sqlite3.Row) -> set[str]:
-    """Who said what an item came from, lowercased (names are matched in any case)."""
-    return {s.lower() for s in (row["speakers"] or "").split("\x1f") if s}
 
 
 def _dt(value: str | None) -> datetime | None:

@@ -227,3 +227,12 @@ def test_a_question_naming_a_speaker_prefers_what_that_speaker_said(tmp_path, em
     # on its words alone, Caroline's remark about Melanie ranks first; Melanie's own comes
     # first once the speaker the question names counts
     assert tops == {0.0: 1, 0.3: 2}
+
+
+def test_facts_of_the_same_time_rank_newest_stored_first_in_recency(tmp_path, embedder):
+    mem = Memory(tmp_path / "m", user="u", embedder=embedder)
+    ids = mem.add_facts([f"Teodor keeps bees in hive number {n}." for n in range(8)])
+    found = mem.retrieve("Teodor bees hive", k=8)
+    by_recency = sorted(found.items, key=lambda i: i.channels["recency"])
+    # no time on any of them: the newest stored first, never the order a set iterates in
+    assert [i.id for i in by_recency] == ids[::-1]
