@@ -33,10 +33,14 @@ def _add_capability_apps() -> None:
     from lemmata.agents.research.cli import register as register_research
     from lemmata.gui.cli import register as register_gui
     from lemmata.memory.cli import app as memory_app
+    from lemmata.provers.refine.cli import register as register_refine
+    from lemmata.provers.refine.cli_draw import register as register_prove_draw
 
     app.add_typer(memory_app, name="memory")
     register_research(app)
     register_gui(app)
+    register_refine(app)
+    register_prove_draw(app)
 
 
 _add_capability_apps()
@@ -225,19 +229,26 @@ def embed(
     _console().print(table)
 
 
-def _read_batch(file: Path, reader: Any) -> tuple[list[Any], list[Any]]:
-    """Read a JSONL batch with ``reader``; bad lines go to stderr as ``FILE:LINE: message``
-    and the rest is returned. A missing or unreadable file is a usage error (exit 2)."""
+def _read_batch(file: Path, reader: Any, *, folders: bool = False) -> tuple[list[Any], list[Any]]:
+    """Read a batch with ``reader`` (a file, or a folder when ``folders``); bad input goes to
+    stderr as ``FILE:LINE: message`` and the rest is returned. A missing or unreadable file
+    is a usage error (exit 2)."""
     from lemmata.provers.report import print_input_problems
 
-    if not file.is_file():
+    if not (file.is_file() or (folders and file.is_dir())):
         raise typer.BadParameter(f"no such file: {file}", param_hint="FILE")
     try:
         items, problems = reader(file)
     except (OSError, UnicodeDecodeError) as exc:
         raise typer.BadParameter(f"cannot read {file}: {exc}", param_hint="FILE") from None
-    pairs = [(p.line, p.message) if hasattr(p, "message") else p for p in problems]
-    print_input_problems(_console(stderr=True), str(file), pairs)
+    by_source: dict[str, list[tuple[int, str]]] = {}
+    for p in problems:
+        # A problem in one of a folder's files names that file; a JSONL line names FILE.
+        where = getattr(p, "source", "") or str(file)
+        pair = (p.line, p.message) if hasattr(p, "message") else p
+        by_source.setdefault(where, []).append(pair)
+    for where, pairs in by_source.items():
+        print_input_problems(_console(stderr=True), where, pairs)
     return items, problems
 
 
@@ -245,9 +256,15 @@ def _read_batch(file: Path, reader: Any) -> tuple[list[Any], list[Any]]:
 def prove(
     ctx: typer.Context,
     file: Annotated[
-        Path, typer.Argument(help="JSONL, one theorem a line: {id, header, statement, proof?}.")
+        Path,
+        typer.Argument(
+            help="JSONL, one theorem a line: {id, header, statement, proof?}; or a Coq .v file, "
+            "or a folder of them: each Admitted or unfinished theorem is one to prove."
+        ),
     ],
-    backend: Annotated[str, typer.Option("--backend", "-b", help="coq or lean.")] = "coq",
+    backend: Annotated[
+        str, typer.Option("--backend", "-b", help="coq or lean (.v files and folders: coq).")
+    ] = "coq",
     workers: Annotated[
         int, typer.Option("--workers", "-w", min=1, max=64, help="Verifier processes.")
     ] = 1,
@@ -272,9 +289,32 @@ def prove(
     method: Annotated[
         str,
         typer.Option(
-            "--method", help="'check' (verify or search proofs) or 'wz' (prove sum identities)."
+            "--method",
+            help="'check' (verify or search proofs), 'refine' (failure-conditioned proof "
+            "repair search) or 'wz' (prove sum identities).",
         ),
     ] = "check",
+    budget_calls: Annotated[
+        int,
+        typer.Option(
+            "--budget-calls", min=1, help="With --method refine: verifier calls a theorem."
+        ),
+    ] = 64,
+    budget_seconds: Annotated[
+        float,
+        typer.Option("--budget-seconds", min=0.1, help="With --method refine: seconds a theorem."),
+    ] = 60.0,
+    trace_dir: Annotated[
+        Path | None,
+        typer.Option("--trace-dir", help="With --method refine: write each search's trace here."),
+    ] = None,
+    value: Annotated[
+        bool,
+        typer.Option(
+            "--value/--no-value",
+            help="With --method refine: order repairs with the shipped value model (Coq).",
+        ),
+    ] = True,
     out_dir: Annotated[
         Path | None,
         typer.Option("--out-dir", help="With --method wz: results.jsonl and lean/*.lean go here."),
@@ -282,7 +322,7 @@ def prove(
 ) -> None:
     """Check or search proofs for a batch of theorems (or prove sum identities with --method wz);
     exit 0 when the run completed."""
-    from lemmata.provers import BACKENDS, make_verifier, read_theorems, run_batch
+    from lemmata.provers import BACKENDS, make_verifier, read_problems, run_batch
 
     results = (out_dir or Path("wz-results")) / "results.jsonl" if method == "wz" else out
     if results.exists() and results.stat().st_size and not (resume or overwrite):
@@ -295,13 +335,38 @@ def prove(
             _state(ctx).settings, file, out_dir or Path("wz-results"), timeout, resume, as_json
         )
         return
-    if method != "check":
-        raise typer.BadParameter("choose 'check' or 'wz'", param_hint="--method")
+    if method not in ("check", "refine"):
+        raise typer.BadParameter("choose 'check', 'refine' or 'wz'", param_hint="--method")
     if backend not in BACKENDS:
         raise typer.BadParameter(f"choose one of {', '.join(BACKENDS)}", param_hint="--backend")
-    theorems, problems = _read_batch(file, read_theorems)
-    err = _console(stderr=True)
+    if (file.is_dir() or file.suffix == ".v") and backend != "coq":
+        raise typer.BadParameter(
+            f"{file} is Coq ({'a folder of .v files' if file.is_dir() else 'a .v file'}): "
+            "use --backend coq, or leave --backend out",
+            param_hint="--backend",
+        )
+    theorems, problems = _read_batch(file, read_problems, folders=True)
     settings = _state(ctx).settings
+    if method == "refine":
+        from lemmata.provers.refine.cli import prove_refine
+
+        prove_refine(
+            settings=settings,
+            theorems=theorems,
+            problems=problems,
+            file=file,
+            out=out,
+            backend=backend,
+            workers=workers,
+            budget_calls=budget_calls,
+            budget_seconds=budget_seconds,
+            trace_dir=trace_dir,
+            resume=resume,
+            as_json=as_json,
+            value=value,
+        )
+        return
+    err = _console(stderr=True)
     limit = timeout or settings.verifier_timeout_s
     if ray is None:
         make_verifier(

@@ -5,7 +5,7 @@
 True
 
 Verdicts are values (:class:`VerifyResult`); ``lemmata prove FILE --backend coq`` runs a
-JSONL batch (:mod:`lemmata.provers.runner`).
+JSONL batch, a ``.v`` file or a folder of them (:mod:`lemmata.provers.runner`).
 """
 
 from __future__ import annotations
@@ -15,11 +15,18 @@ from typing import TYPE_CHECKING
 
 from lemmata.provers.base import ProofSession, StepResult, Verifier
 from lemmata.provers.coq import CoqSession, CoqTop
-from lemmata.provers.failure import classify_coq, classify_lean
+from lemmata.provers.failure import classify_coq, classify_lean, failure_signature
 from lemmata.provers.lean import LeanRepl, LeanSession
 from lemmata.provers.portfolio import candidates
 from lemmata.provers.result import FailureKind, FailureMode, Message, Status, VerifyResult
-from lemmata.provers.runner import RunSummary, Theorem, TheoremResult, read_theorems, run_batch
+from lemmata.provers.runner import (
+    RunSummary,
+    Theorem,
+    TheoremResult,
+    read_problems,
+    read_theorems,
+    run_batch,
+)
 
 if TYPE_CHECKING:
     from lemmata.settings import Settings
@@ -44,7 +51,9 @@ __all__ = [
     "candidates",
     "classify_coq",
     "classify_lean",
+    "failure_signature",
     "make_verifier",
+    "read_problems",
     "read_theorems",
     "run_batch",
 ]

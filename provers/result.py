@@ -27,7 +27,16 @@ class Status(enum.StrEnum):
 
 
 class FailureKind(enum.StrEnum):
-    """Why a proof failed, in categories a search can condition on."""
+    """Why a proof failed, in categories a search can condition on.
+
+    The refinement search (:mod:`lemmata.provers.refine`) chooses its local edits by this
+    class: ``STRUCTURE`` (a wrong bullet or brace, no such goal), ``NAME_CLASH`` (a name
+    already used), ``NOT_A_PRODUCT`` (``intros`` with nothing to introduce),
+    ``UNKNOWN_IDENTIFIER`` (a reference not in the environment), ``TYPE_MISMATCH``
+    (unification), ``TACTIC_FAILED``, ``UNSOLVED_GOALS``, ``TIMEOUT``, ``HEADER_ERROR`` (the
+    environment, not the proof), ``VACUOUS`` (the hypotheses contradict each other: provable,
+    but not a proof of anything).
+    """
 
     UNKNOWN_IDENTIFIER = "unknown_identifier"
     TYPE_MISMATCH = "type_mismatch"
@@ -39,6 +48,10 @@ class FailureKind(enum.StrEnum):
     BAD_AXIOM = "bad_axiom"
     STATEMENT_CHANGED = "statement_changed"
     HEADER_ERROR = "header_error"
+    STRUCTURE = "structure"
+    NAME_CLASH = "name_clash"
+    NOT_A_PRODUCT = "not_a_product"
+    VACUOUS = "vacuous"
     CRASH = "crash"
     OTHER = "other"
 
@@ -56,13 +69,22 @@ class Message:
 
 @dataclass(frozen=True)
 class FailureMode:
-    """The first failure that matters: its kind, the message, where, and which tactic."""
+    """The first failure that matters: its kind, the message, where, and which tactic.
+
+    ``tactic`` is the failing tactic's head word (``"lra"``); ``sentence`` the whole failing
+    sentence as written and ``index`` its 0-based position among the proof's sentences (both
+    ``None`` when the failure is not at a sentence, such as goals left at ``Qed``);
+    ``goals`` the goals at the point of failure (the first one with its hypotheses).
+    """
 
     kind: FailureKind
     message: str = ""
     line: int | None = None
     column: int | None = None
     tactic: str | None = None
+    sentence: str | None = None
+    index: int | None = None
+    goals: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +93,9 @@ class FailureMode:
             "line": self.line,
             "column": self.column,
             "tactic": self.tactic,
+            "sentence": self.sentence,
+            "index": self.index,
+            "goals": list(self.goals),
         }
 
 

@@ -10,6 +10,10 @@ interrupted run leaves a valid file that ``resume=True`` continues.
 Bad lines (not JSON, a missing field, a repeated id) are reported with their line numbers and
 skipped; the rest runs. A header that does not load makes every theorem under it an
 ``error`` with that message, and is tried once.
+
+:func:`read_problems` also reads Coq ``.v`` files and folders of them
+(:mod:`lemmata.provers.coq.files`): each open theorem is one problem, and a header or
+statement that fails names its file and line (``dir/foo.v:3: the header fails at ...``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -39,6 +43,7 @@ __all__ = [
     "TheoremResult",
     "prove_one",
     "read_done_ids",
+    "read_problems",
     "read_theorems",
     "run_batch",
 ]
@@ -54,24 +59,38 @@ _STATUS = {
 
 @dataclass(frozen=True)
 class Theorem:
+    """One theorem to check (``proof`` given) or to prove. ``source`` is the ``.v`` file it
+    came from (``""`` for JSONL) and ``line`` the statement's line there, or its JSONL line."""
+
     id: str
     statement: str
     header: str = ""
     proof: str | None = None
     line: int = 0
+    source: str = ""
 
 
 @dataclass(frozen=True)
 class InputProblem:
+    """Input that was skipped, and why: ``line`` in the input file, or in ``source`` when
+    the input is a folder of files (0: the whole file or folder)."""
+
     line: int
     message: str
+    source: str = ""
 
     def __str__(self) -> str:
+        if self.source:
+            return f"{self.source}:{self.line}: {self.message}"
         return f"line {self.line}: {self.message}"
 
 
 @dataclass(frozen=True)
 class TheoremResult:
+    """One theorem's line in the results file. ``details`` carries what a method adds (the
+    refinement search: verifier calls, vacuity, header additions, the trace file); its keys
+    are written beside the others."""
+
     id: str
     status: str
     proof: str | None
@@ -79,9 +98,11 @@ class TheoremResult:
     elapsed_s: float
     attempts: int
     backend: str
+    details: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def to_json(self) -> str:
-        return json.dumps(self.__dict__, ensure_ascii=False)
+        record = {k: v for k, v in self.__dict__.items() if k != "details"}
+        return json.dumps(record | self.details, ensure_ascii=False)
 
 
 @dataclass
@@ -164,6 +185,19 @@ def read_theorems(path: Path) -> tuple[list[Theorem], list[InputProblem]]:
     return theorems, problems
 
 
+def read_problems(path: Path) -> tuple[list[Theorem], list[InputProblem]]:
+    """The theorems in ``path``: a Coq ``.v`` file or a folder of them
+    (:func:`~lemmata.provers.coq.files.read_coq_files`), else JSONL (:func:`read_theorems`).
+
+    >>> theorems, problems = read_problems(Path("minif2f/valid"))        # doctest: +SKIP
+    """
+    if path.is_dir() or path.suffix == ".v":
+        from lemmata.provers.coq.files import read_coq_files
+
+        return read_coq_files(path)
+    return read_theorems(path)
+
+
 def read_done_ids(path: Path) -> set[str]:
     """Ids already in a results file. A torn last line (a run killed mid-write) is dropped
     from the file so that appending goes on from a clean end."""
@@ -212,8 +246,12 @@ def prove_one(verifier: Verifier, theorem: Theorem, timeout: float) -> TheoremRe
             return _result(theorem, r, proof, attempts, started, verifier.backend)
         if r.status is Status.UNAVAILABLE or (
             r.failure_mode
-            and r.failure_mode.kind in (FailureKind.SYNTAX_ERROR, FailureKind.STATEMENT_CHANGED)
-            and "statement" in r.failure_mode.message
+            and (
+                r.failure_mode.kind in (FailureKind.SYNTAX_ERROR, FailureKind.STATEMENT_CHANGED)
+                and "statement" in r.failure_mode.message
+                # Every other candidate would fail the same way, hiding why.
+                or r.failure_mode.message.startswith("the statement does not elaborate")
+            )
         ):
             return _result(theorem, r, None, attempts, started, verifier.backend)
         if r.failure_mode:
@@ -245,6 +283,21 @@ def prove_one(verifier: Verifier, theorem: Theorem, timeout: float) -> TheoremRe
         attempts,
         verifier.backend,
     )
+
+
+def _located(theorem: Theorem, result: TheoremResult) -> TheoremResult:
+    """For a theorem read from a file, a header or statement failure names the file and
+    line it is about (``dir/foo.v:3: the header fails at ...``)."""
+    failure = result.failure_mode
+    if not theorem.source.endswith(".v") or not failure:  # only Coq files carry a source
+        return result
+    from lemmata.provers.coq.files import failure_line
+
+    line = failure_line(theorem, failure)
+    if line is None:
+        return result
+    message = f"{theorem.source}:{line}: {failure.get('message') or ''}"
+    return replace(result, failure_mode=failure | {"message": message})
 
 
 def _result(
@@ -330,8 +383,9 @@ def run_batch(
         with lock:
             known = failed_headers.get(theorem.header)
         if known is not None:
-            return TheoremResult(
-                theorem.id, "error", None, known.failure_mode, 0.0, 0, known.backend
+            return _located(
+                theorem,
+                TheoremResult(theorem.id, "error", None, known.failure_mode, 0.0, 0, known.backend),
             )
         try:
             worker = pool.get_nowait()
@@ -348,7 +402,7 @@ def run_batch(
         if result.status == "error" and fm.get("kind") == FailureKind.HEADER_ERROR.value:
             with lock:
                 failed_headers.setdefault(theorem.header, result)
-        return result
+        return _located(theorem, result)
 
     executor = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="prove")
     with out.open("a", encoding="utf-8") as sink:

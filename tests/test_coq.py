@@ -200,11 +200,13 @@ def test_session_goals_backtracking_and_bullets(coq) -> None:
     assert coq.check(ARITH, "Theorem after : True.", "exact I.").ok
 
 
-def test_session_timeout_is_reported_and_the_session_closed(coq) -> None:
+def test_session_timeout_is_reported_and_the_session_goes_on(coq) -> None:
     s = coq.open(ARITH, ADD0)
     t = s.run("let rec spin := idtac; spin in spin", timeout=1)
-    assert t.status == "timeout"
-    assert s.run("auto").status == "crash"
+    assert t.status == "timeout" and t.failure_mode.kind is FailureKind.TIMEOUT
+    assert t.goals == s.root.goals  # the state it ran from
+    assert coq.process.starts == 1  # Coq's own Timeout stopped it: no restart
+    assert s.run("intros n; induction n; simpl; auto").finished
 
 
 def test_sentence_splitter() -> None:

@@ -1,5 +1,7 @@
-"""Coq 8.x through coqtop: whole-proof checks and tactic-level sessions."""
+"""Coq 8.x through coqtop: whole-proof checks, tactic-level sessions, and ``.v`` files read
+as batches of open theorems."""
 
+from lemmata.provers.coq.files import read_coq_files
 from lemmata.provers.coq.output import parse_assumptions, parse_output
 from lemmata.provers.coq.process import CoqCrashed, CoqProcess, CoqTimeout, coq_version
 from lemmata.provers.coq.sentences import Sentence, SentenceError, split_sentences
@@ -16,5 +18,6 @@ __all__ = [
     "coq_version",
     "parse_assumptions",
     "parse_output",
+    "read_coq_files",
     "split_sentences",
 ]

@@ -21,9 +21,9 @@ from lemmata.provers._process import ReadClosed, ReadTimeout, kill_process, read
 
 __all__ = ["QUIET_OPTIONS", "CoqAnswer", "CoqCrashed", "CoqProcess", "CoqTimeout", "coq_version"]
 
-# lia and nia write .lia.cache/.nia.cache into the working directory unless told not to; the
-# options exist once their plugin is loaded, so they are sent after each header.
-QUIET_OPTIONS = ("Unset Lia Cache.", "Unset Nia Cache.")
+# lia, nia and nra write .lia.cache/.nia.cache/.nra.cache into the working directory unless
+# told not to; the options exist once their plugin is loaded, so they are sent after each header.
+QUIET_OPTIONS = ("Unset Lia Cache.", "Unset Nia Cache.", "Unset Nra Cache.")
 _PROMPT = re.compile(r"<prompt>(\S+) < (\d+) \|([^|]*)\| (\d+) < </prompt>")
 
 

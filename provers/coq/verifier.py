@@ -8,7 +8,13 @@ statement, then the proof one sentence at a time, then ``Qed.``, then ``Print As
   sentences fail the check as ``statement_changed`` before they reach Coq), and the prompt must
   name the theorem after every proof sentence;
 - ``admit``/``Admitted``/``give_up`` fail as ``uses_sorry``;
+- ``Fail tac.`` (it succeeds exactly when ``tac`` fails) and ``Succeed tac.`` are proof steps:
+  Coq reverts what they run, and the command under them is screened as above;
 - every axiom it depends on must come from Coq's standard library (``Locate`` says where).
+
+A failed check says where (:class:`~lemmata.provers.result.FailureMode`): the failing
+sentence, its index among the proof's sentences and the goals just before it; for goals left
+at ``Qed``, no sentence and the goals left.
 
 A sentence that runs past the time limit kills the process (``TIMEOUT``); a dead process is a
 ``CRASH``. Either way the next check starts a fresh coqtop and loads the header again.
@@ -21,13 +27,14 @@ True
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from lemmata.provers._process import rss_mb
-from lemmata.provers.base import SessionStates, StepResult, failed_step, position_of
+from lemmata.provers.base import SessionStates, StepResult, StepStatus, failed_step, position_of
 from lemmata.provers.coq.output import CoqMessage, parse_assumptions, parse_output
 from lemmata.provers.coq.process import (
     QUIET_OPTIONS,
@@ -38,7 +45,7 @@ from lemmata.provers.coq.process import (
     coq_version,
 )
 from lemmata.provers.coq.sentences import Sentence, SentenceError, head_word, split_sentences
-from lemmata.provers.failure import classify_coq
+from lemmata.provers.failure import classify_coq, tactic_name
 from lemmata.provers.result import FailureKind, FailureMode, Message, Status, VerifyResult
 
 __all__ = ["CoqSession", "CoqTop", "THEOREM_KEYWORDS"]
@@ -102,12 +109,16 @@ _FORBIDDEN = THEOREM_KEYWORDS | frozenset(
         "Extraction",
         "Redirect",
         "Time",
-        "Fail",
-        "Succeed",
         "Timeout",
     }
 )
+# Control commands that run the command after them and revert its effects: ``Fail tac.``
+# succeeds exactly when ``tac`` fails, ``Succeed tac.`` when it succeeds.
+_CONTROL = frozenset({"Fail", "Succeed"})
 _SORRY = re.compile(r"\b(admit|give_up)\b")
+# Bullets, braces and goal selectors with a brace: sentences that take no ``Timeout``.
+_STRUCTURAL = re.compile(r"[-+*]+|[{}]|(\d+|all|par|!)\s*:\s*\{")
+_HARD_GRACE_S = 5.0
 _NAME = re.compile(r"^\s*\w+\s+([A-Za-z_][\w']*)")
 
 
@@ -244,6 +255,7 @@ class CoqTop:
         if sentences and head_word(sentences[-1].text) in _ENDS:
             terminator = sentences.pop().text
         goals: list[str] = []
+        at: tuple[str | None, int | None] = (None, None)  # the sentence running, and its index
         try:
             try:
                 self._ready(header, deadline)
@@ -263,7 +275,8 @@ class CoqTop:
                     ),
                 )
             goals = parsed.goals or []
-            for s in sentences:
+            for i, s in enumerate(sentences):
+                at = (s.text, i)
                 answer = self._send(s.text, deadline)
                 parsed = parse_output(answer.output)
                 messages.extend(_messages(parsed.warnings, proof, s))
@@ -271,9 +284,10 @@ class CoqTop:
                     messages.extend(_messages(parsed.errors, proof, s))
                     err = parsed.errors[0]
                     line, col = position_of(proof, s.start + _char_offset(s.text, err.start))
-                    return result(
-                        Status.FAIL, classify_coq(err.text, line, col, s.text), goals=tuple(goals)
+                    failure = classify_coq(
+                        err.text, line, col, s.text, sentence=s.text, index=i, goals=goals
                     )
+                    return result(Status.FAIL, failure, goals=tuple(goals))
                 if answer.proof != name:
                     return result(
                         Status.FAIL,
@@ -282,18 +296,22 @@ class CoqTop:
                             f"the proof left theorem {name} at {s.text!r}",
                             *position_of(proof, s.start),
                             tactic=s.text,
+                            sentence=s.text,
+                            index=i,
+                            goals=tuple(goals),
                         ),
                     )
                 if parsed.goals is not None:
                     goals = parsed.goals
+            at = (None, None)
             answer = self._send(terminator, deadline)
             parsed = parse_output(answer.output)
             if parsed.errors or answer.proof is not None:
                 messages.extend(_messages(parsed.errors, proof, None))
                 text = parsed.errors[0].text if parsed.errors else "the proof is not complete"
-                failure = classify_coq(text)
+                failure = classify_coq(text, goals=goals)
                 if failure.kind in (FailureKind.OTHER, FailureKind.TACTIC_FAILED):
-                    failure = FailureMode(FailureKind.UNSOLVED_GOALS, text)
+                    failure = replace(failure, kind=FailureKind.UNSOLVED_GOALS)
                 return result(Status.FAIL, failure, goals=tuple(goals))
             axioms = self._axioms(name, deadline)
             bad = [a for a in axioms if not a.startswith("Coq.")]
@@ -309,9 +327,17 @@ class CoqTop:
             return result(Status.PASS, axioms=tuple(axioms))
         except CoqTimeout:
             self._header = None
+            sentence, index = at
             return result(
                 Status.TIMEOUT,
-                FailureMode(FailureKind.TIMEOUT, f"no answer within {limit:g}s"),
+                FailureMode(
+                    FailureKind.TIMEOUT,
+                    f"no answer within {limit:g}s",
+                    tactic=tactic_name(sentence),
+                    sentence=sentence,
+                    index=index,
+                    goals=tuple(goals),
+                ),
                 goals=tuple(goals),
             )
         except CoqCrashed as exc:
@@ -353,6 +379,10 @@ class CoqTop:
         parsed = parse_output(answer.output)
         if parsed.errors:
             raise ValueError(f"the statement does not elaborate: {parsed.errors[0].text}")
+        if parsed.goals is None:
+            # After a BackTo out of an unfinished proof coqtop opens the next statement
+            # without printing its goals; Show prints them and changes no state.
+            parsed = parse_output(self._send("Show.", deadline).output)
         root = StepResult(state=answer.state, goals=tuple(parsed.goals or ()), status="open")
         return CoqSession(self, name, root, limit)
 
@@ -370,15 +400,26 @@ class CoqSession(SessionStates):
     def run(
         self, tactic: str, state: int | None = None, timeout: float | None = None
     ) -> StepResult:
-        """Run one tactic sentence from ``state`` (default: the latest)."""
-        start = self._start(state).state
+        """Run one tactic sentence from ``state`` (default: the latest).
+
+        A failure's ``sentence`` is the sentence that failed, its ``index`` the position of
+        that sentence in the proof from the root, and its ``goals`` the goals it met: those
+        of ``state`` unless an earlier sentence of the same ``tactic`` changed them.
+        """
+        here = self._start(state)
+        start = here.state
+        offset = sum(len(split_sentences(t)) for t in self.proof_of(start))
+        met = here.goals
+
+        def at(failure: FailureMode, sentence: str, part: int = 0) -> FailureMode:
+            return replace(failure, sentence=sentence, index=offset + part, goals=met)
+
         if self.lost is not None:
             failure = FailureMode(
                 FailureKind.CRASH, f"the session was lost ({self.lost}): open a new one"
             )
-            return failed_step(self.states[start], "crash", failure, tactic)
+            return failed_step(here, "crash", at(failure, tactic.strip()), tactic)
         process = self.verifier.process
-        deadline = time.monotonic() + (timeout or self.timeout_s)
         sentence = tactic.strip()
         if (
             not sentence.endswith(".")
@@ -389,60 +430,72 @@ class CoqSession(SessionStates):
         try:
             parts = split_sentences(sentence)
         except SentenceError as exc:
-            failure = FailureMode(FailureKind.SYNTAX_ERROR, str(exc), tactic=sentence)
-            return failed_step(self.states[start], "error", failure, sentence)
+            failure = FailureMode(FailureKind.SYNTAX_ERROR, str(exc), tactic=tactic_name(sentence))
+            return failed_step(here, "error", at(failure, sentence), sentence)
         bad = _screen(parts, sentence) or next(
             (
                 FailureMode(
                     FailureKind.STATEMENT_CHANGED,
                     f"{head_word(p.text)} is not a tactic",
-                    tactic=p.text,
+                    tactic=tactic_name(p.text),
+                    sentence=p.text,
+                    index=i,
                 )
-                for p in parts
+                for i, p in enumerate(parts)
                 if head_word(p.text) in _ENDS
             ),
             None,
         )
         if bad is not None:
-            return failed_step(self.states[start], "error", bad, sentence)
+            bad = at(bad, bad.sentence or sentence, bad.index or 0)
+            return failed_step(here, "error", bad, sentence)
+        # Coq's own ``Timeout n`` stops a slow tactic and keeps the process (and every saved
+        # state) alive; the read deadline a few seconds later is the fallback for a coqtop
+        # that does not answer at all, and that one costs the session.
+        limit = timeout or self.timeout_s
+        soft = max(1, math.ceil(limit))
+        deadline = time.monotonic() + soft + _HARD_GRACE_S
+        part = 0
         try:
             if process.state != start:
                 process.send(f"BackTo {start}.", max(0.1, deadline - time.monotonic()))
             parsed = None
-            for part in parts:
-                answer = process.send(part.text, max(0.1, deadline - time.monotonic()))
+            for part in range(len(parts)):
+                text = parts[part].text
+                if not _STRUCTURAL.fullmatch(text):
+                    text = f"Timeout {soft} {text}"
+                answer = process.send(text, max(0.1, deadline - time.monotonic()))
                 parsed = parse_output(answer.output)
                 if parsed.errors:
                     break
+                if parsed.goals is not None:
+                    met = tuple(parsed.goals)
         except CoqTimeout:
             self.verifier._header = None
             self.lost = "a tactic timed out and coqtop was restarted"
-            return failed_step(
-                self.states[start],
-                "timeout",
-                FailureMode(FailureKind.TIMEOUT, "tactic timed out", tactic=sentence),
-                sentence,
+            failure = FailureMode(
+                FailureKind.TIMEOUT, "tactic timed out", tactic=tactic_name(parts[part].text)
             )
+            return failed_step(here, "timeout", at(failure, parts[part].text, part), sentence)
         except CoqCrashed as exc:
             self.verifier._header = None
             self.lost = "coqtop crashed"
-            return failed_step(
-                self.states[start], "crash", FailureMode(FailureKind.CRASH, str(exc)), sentence
-            )
+            failure = at(FailureMode(FailureKind.CRASH, str(exc)), parts[part].text, part)
+            return failed_step(here, "crash", failure, sentence)
         assert parsed is not None
         if parsed.errors:
             err = parsed.errors[0]
             msgs = tuple(Message("error", e.text) for e in parsed.errors)
-            return failed_step(
-                self.states[start], "error", classify_coq(err.text, tactic=sentence), sentence, msgs
-            )
+            failure = classify_coq(err.text, tactic=parts[part].text)
+            status: StepStatus = "timeout" if failure.kind is FailureKind.TIMEOUT else "error"
+            return failed_step(here, status, at(failure, parts[part].text, part), sentence, msgs)
         goals = tuple(parsed.goals) if parsed.goals is not None else self.states[start].goals
         status = (
             "finished"
             if parsed.goals == [] and "unfocused" not in " ".join(parsed.info)
             else "open"
         )
-        step = StepResult(answer.state, goals, status, tactic=sentence, parent=start)  # type: ignore[arg-type]
+        step = StepResult(answer.state, goals, status, tactic=sentence, parent=start)
         return self._record(step)
 
     def close(self) -> None:
@@ -472,29 +525,27 @@ def _parse_statement(statement: str) -> tuple[str, Sentence]:
 
 
 def _screen(sentences: list[Sentence], proof: str) -> FailureMode | None:
+    """The first sentence that gives up, ends, aborts or replaces the theorem, or changes the
+    environment; ``None`` when there is none. ``Fail tac.`` and ``Succeed tac.`` are legal
+    proof steps (Coq reverts their effects), so the command under them is screened instead,
+    and there even a ``Qed`` at the end is refused."""
     for i, s in enumerate(sentences):
-        word = head_word(s.text)
-        line, col = position_of(proof, s.start)
-        if word == "Admitted" or _SORRY.search(s.text):
-            return FailureMode(
-                FailureKind.USES_SORRY, f"the proof gives up: {s.text!r}", line, col, s.text
-            )
-        if word in _ENDS and i != len(sentences) - 1:
-            return FailureMode(
-                FailureKind.STATEMENT_CHANGED,
-                f"{word} before the end of the proof",
-                line,
-                col,
-                s.text,
-            )
-        if word in _FORBIDDEN:
-            return FailureMode(
-                FailureKind.STATEMENT_CHANGED,
-                f"{word} may not appear in a proof",
-                line,
-                col,
-                s.text,
-            )
+        word, inner, control = head_word(s.text), s.text, None
+        while word in _CONTROL:
+            control = control or word
+            inner = inner.lstrip()[len(word) :]
+            word = head_word(inner)
+        problem: tuple[FailureKind, str] | None = None
+        if word == "Admitted" or _SORRY.search(inner):
+            problem = (FailureKind.USES_SORRY, f"the proof gives up: {s.text!r}")
+        elif word in _ENDS and (control or i != len(sentences) - 1):
+            where = f"under {control}" if control else "before the end of the proof"
+            problem = (FailureKind.STATEMENT_CHANGED, f"{word} {where}")
+        elif word in _FORBIDDEN:
+            problem = (FailureKind.STATEMENT_CHANGED, f"{word} may not appear in a proof")
+        if problem is not None:
+            line, col = position_of(proof, s.start)
+            return FailureMode(*problem, line, col, tactic_name(s.text), s.text, i)
     return None
 
 

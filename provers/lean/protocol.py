@@ -17,6 +17,7 @@ Requests are JSON objects, each followed by a blank line; so are the replies. A 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,7 @@ __all__ = [
     "TacticInfo",
     "TacticResponse",
     "encode_request",
+    "goals_in_message",
     "parse_response",
     "split_transcript",
 ]
@@ -249,3 +251,38 @@ def split_transcript(text: str) -> list[str]:
     if current:
         blocks.append("\n".join(current))
     return blocks
+
+
+_HYPOTHESIS = re.compile(r"^(case \S+|\S.* : .*)$")
+
+
+def goals_in_message(text: str) -> tuple[str, ...]:
+    """The goals a message shows, each as the REPL writes goals (``case`` tag, hypotheses,
+    ``⊢`` conclusion); ``()`` when it shows none.
+
+    Lean appends the goal to many messages: ``unsolved goals`` lists them, blank-line apart;
+    ``don't know how to synthesize placeholder`` follows ``context:`` with one; a failed
+    tactic ends with one. A goal is the run of hypothesis lines before a ``⊢`` line, and the
+    lines indented under either.
+
+    >>> goals_in_message("unsolved goals\\ncase zero\\n⊢ 0 = 0\\n\\ncase succ\\nn : Nat\\n⊢ n + 1 = 0")
+    ('case zero\\n⊢ 0 = 0', 'case succ\\nn : Nat\\n⊢ n + 1 = 0')
+    """
+    goals = []
+    for block in text.split("\n\n"):
+        lines = block.split("\n")
+        turnstiles = [i for i, line in enumerate(lines) if line.startswith("⊢")]
+        if not turnstiles:
+            continue
+        first = turnstiles[0]
+        while first > 0 and (
+            _HYPOTHESIS.match(lines[first - 1]) or lines[first - 1].startswith(" ")
+        ):
+            first -= 1
+        while first < turnstiles[0] and lines[first].startswith(" "):
+            first += 1  # the indented tail of a header line, not a hypothesis
+        last = turnstiles[-1] + 1
+        while last < len(lines) and lines[last].startswith(" "):
+            last += 1
+        goals.append("\n".join(lines[first:last]))
+    return tuple(goals)

@@ -16,11 +16,13 @@ is ``statement_changed``).
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import subprocess
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +32,13 @@ from lemmata.provers.base import SessionStates, StepResult, failed_step
 from lemmata.provers.failure import classify_lean
 from lemmata.provers.lean.protocol import (
     CommandResponse,
+    LeanMessage,
     ProtocolError,
     ReplError,
     ResponseReader,
     TacticResponse,
     encode_request,
+    goals_in_message,
     parse_response,
 )
 from lemmata.provers.result import FailureKind, FailureMode, Message, Status, VerifyResult
@@ -388,10 +392,18 @@ class LeanRepl:
         except LeanCrashed as exc:
             self._envs.clear()
             return result(Status.CRASH, FailureMode(FailureKind.CRASH, str(exc)))
-        return self.judge(reply, name, statement_text, result)
+        return self.judge(reply, name, statement_text, result, proof=body)
 
-    def judge(self, reply: Any, name: str, statement: str, result: Any) -> VerifyResult:
-        """The verdict on the REPL's reply to a check (separate so fixtures can drive it)."""
+    def judge(
+        self, reply: Any, name: str, statement: str, result: Any = None, *, proof: str = ""
+    ) -> VerifyResult:
+        """The verdict on the REPL's reply to ``statement := proof`` (separate so fixtures can
+        drive it). A failure names the proof line it is on (``sentence``, and ``index`` among
+        the proof's tactic lines) and the goals there: those the message shows (``unsolved
+        goals ...``), else those the REPL's tactic info gives before the tactic at that spot.
+        """
+        if result is None:
+            result = functools.partial(_verdict, self.backend, self._version)
         if isinstance(reply, ReplError):
             return result(Status.FAIL, classify_lean(reply.message))
         assert isinstance(reply, CommandResponse | TacticResponse)
@@ -402,12 +414,17 @@ class LeanRepl:
         )
         errors = [m for m in messages if m.severity == "error"]
         if errors:
-            e = errors[0]
+            e, raw = errors[0], reply.errors[0]
+            sentence, index = _locate(statement, proof, raw.line, raw.column)
+            goals = goals_in_message(raw.text) or _goals_before(reply, raw)
+            failure = classify_lean(
+                e.text, e.line, e.column, sentence, sentence=sentence, index=index, goals=goals
+            )
             return result(
                 Status.FAIL,
-                classify_lean(e.text, e.line, e.column),
+                failure,
                 messages=messages,
-                goals=tuple(s.goal for s in reply.sorries),
+                goals=goals or tuple(s.goal for s in reply.sorries),
             )
         if reply.sorries or any(
             "declaration uses 'sorry'" in m.text or "declaration uses `sorry`" in m.text
@@ -465,6 +482,51 @@ class LeanRepl:
         return LeanSession(self, root, limit)
 
 
+def _verdict(
+    backend: str, version: str, status: Status, failure: FailureMode | None = None, **kw: Any
+) -> VerifyResult:
+    return VerifyResult(status=status, backend=backend, failure_mode=failure, version=version, **kw)
+
+
+def _tactic_lines(proof: str) -> list[tuple[int, int, str]]:
+    """The proof's tactic lines as ``(line, column, text)``, line 0-based in ``proof``: every
+    line with text once ``--`` comments and the opening ``by`` are taken off."""
+    out = []
+    for n, raw in enumerate(proof.split("\n")):
+        text = re.sub(r"--.*$", "", raw).rstrip()
+        start = len(text) - len(text.lstrip())
+        if n == 0 and (m := re.match(r"\s*by\b\s*", text)):
+            start = m.end()
+        if text[start:]:
+            out.append((n, start, text[start:]))
+    return out
+
+
+def _locate(
+    statement: str, proof: str, line: int | None, column: int | None
+) -> tuple[str | None, int | None]:
+    """The tactic line of ``proof`` that a position in ``statement := proof`` falls on, and its
+    index among the tactic lines; ``(None, None)`` outside them (the statement, ``by``)."""
+    if line is None or column is None or line < 1:
+        return None, None
+    row = line - 1 - statement.count("\n")
+    if row == 0:  # the proof's first line follows the statement's last one and " := "
+        column -= len(statement.rsplit("\n", 1)[-1]) + len(" := ")
+    for index, (n, start, text) in enumerate(_tactic_lines(proof)):
+        if n == row and start <= column <= start + len(text):
+            return text, index
+    return None, None
+
+
+def _goals_before(reply: CommandResponse | TacticResponse, error: LeanMessage) -> tuple[str, ...]:
+    """The goals before the tactic at ``error``'s position, when the reply has tactic info
+    (``allTactics``)."""
+    for info in getattr(reply, "tactics", ()):
+        if (info.line, info.column) == (error.line, error.column):
+            return goals_in_message(info.goals)
+    return ()
+
+
 class _HeaderFailed(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -484,34 +546,43 @@ class LeanSession(SessionStates):
     def run(
         self, tactic: str, state: int | None = None, timeout: float | None = None
     ) -> StepResult:
+        """Run ``tactic`` on ``state`` (default: the latest). A failure's ``sentence`` is the
+        tactic, its ``index`` the tactic's position in the proof from the root, its ``goals``
+        those of ``state``."""
         here = self._start(state)
         start = here.state
         if self.repl.process.starts != self._starts or not self.repl.process.alive:
             failure = FailureMode(FailureKind.CRASH, "the REPL was restarted: open a new session")
-            return failed_step(here, "crash", failure, tactic)
+            return failed_step(here, "crash", self._at(failure, tactic, start), tactic)
         try:
             reply = self.repl._request(
                 {"tactic": tactic, "proofState": start}, timeout or self.timeout_s
             )
         except LeanTimeout:
-            return failed_step(
-                here,
-                "timeout",
-                FailureMode(FailureKind.TIMEOUT, "tactic timed out", tactic=tactic),
-                tactic,
-            )
+            failure = FailureMode(FailureKind.TIMEOUT, "tactic timed out", tactic=tactic)
+            return failed_step(here, "timeout", self._at(failure, tactic, start), tactic)
         except LeanCrashed as exc:
-            return failed_step(here, "crash", FailureMode(FailureKind.CRASH, str(exc)), tactic)
+            failure = self._at(FailureMode(FailureKind.CRASH, str(exc)), tactic, start)
+            return failed_step(here, "crash", failure, tactic)
         return self.apply(reply, tactic, start)
+
+    def _at(self, failure: FailureMode, tactic: str, start: int) -> FailureMode:
+        return replace(
+            failure,
+            sentence=tactic,
+            index=len(self.proof_of(start)),
+            goals=self.states[start].goals,
+        )
 
     def apply(self, reply: Any, tactic: str, start: int) -> StepResult:
         """Record the REPL's reply to a tactic (separate so fixtures can drive it)."""
         here = self.states[start]
         if isinstance(reply, ReplError):
+            failure = classify_lean(reply.message, tactic=tactic)
             return failed_step(
                 here,
                 "error",
-                classify_lean(reply.message, tactic=tactic),
+                self._at(failure, tactic, start),
                 tactic,
                 (Message("error", reply.message),),
             )
@@ -519,13 +590,13 @@ class LeanSession(SessionStates):
             raise LeanCrashed("the REPL answered a tactic with a command reply")
         messages = tuple(Message(m.severity, m.text, m.line, m.column) for m in reply.messages)
         if reply.errors:
-            return failed_step(
-                here, "error", classify_lean(reply.errors[0].text, tactic=tactic), tactic, messages
-            )
+            failure = classify_lean(reply.errors[0].text, tactic=tactic)
+            return failed_step(here, "error", self._at(failure, tactic, start), tactic, messages)
         status = "finished" if reply.completed else "open"
         if not reply.goals and not reply.completed:
             # "Incomplete: contains metavariable(s)" / "contains sorry": no goals, not a proof.
             failure = classify_lean(reply.proof_status or "incomplete", tactic=tactic)
+            failure = self._at(failure, tactic, start)
             step = StepResult(reply.proof_state, (), "error", messages, failure, tactic, start)
             return self._record(step, advance=False)
         step = StepResult(reply.proof_state, reply.goals, status, messages, None, tactic, start)  # type: ignore[arg-type]

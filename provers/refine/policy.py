@@ -1,0 +1,480 @@
+"""Repair policies: which local edits to try at a node, chosen from the verifier's failure.
+
+A policy sees one node (the goal there, parsed by :mod:`.goal`, and the failure that stopped
+the proof at that point) and proposes :class:`Action` s: tactics to run *at that position*,
+each with a family and a prior. When an action fails, :meth:`Policy.react` gets the failure
+and proposes follow-ups conditioned on it: the arithmetic cascade after ``lra`` fails, ``nia``
+after ``lia``, a narrower tactic after a timeout, a fresh name after a name clash, lemma
+substitutes after an unknown reference. That reaction is what makes the search
+failure-conditioned; :class:`FixedOrderPolicy` tries the very same action set in one fixed
+order and never reacts, the ablation it is compared with.
+
+Every action a policy may propose for a goal comes from :func:`action_set`, so the two
+policies differ only in order and conditioning, never in what they can do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from lemmata.provers.refine.goal import Goal
+from lemmata.provers.result import FailureKind, FailureMode
+
+__all__ = [
+    "ASK",
+    "FAMILIES",
+    "Action",
+    "Asking",
+    "FixedOrderPolicy",
+    "NodeView",
+    "OfflinePolicy",
+    "Policy",
+    "action_set",
+]
+
+# The families of local edits, in the fixed order the unconditioned ablation uses.
+FAMILIES = (
+    "intro",
+    "split",
+    "destruct",
+    "subst",
+    "rewrite",
+    "close",
+    "simplify",
+    "hint",
+    "witness",
+    "induction",
+    "automation",
+    "search",
+    "repair",
+    "model",
+)
+
+K = FailureKind
+
+
+@dataclass(frozen=True)
+class Action:
+    """A local edit: run ``tactic`` at the node's position. ``prior`` in (0, 1] is the
+    policy's preference; ``reacting_to`` names the failed tactic a follow-up answers."""
+
+    tactic: str
+    family: str
+    prior: float = 0.5
+    reacting_to: str | None = None
+
+    @property
+    def head(self) -> str:
+        m = re.match(r"\s*([A-Za-z_][\w']*)", self.tactic)
+        return m.group(1) if m else self.tactic[:12]
+
+
+@dataclass
+class NodeView:
+    """What a policy may look at: the backend, the first goal, how many goals are open, the
+    failure that conditions this node, the tactics already tried here, and the local text:
+    up to three steps before the position, the failing draft sentence (if a draft failed
+    here) and up to three after it. No history of earlier attempts elsewhere."""
+
+    backend: str
+    goal: Goal
+    n_goals: int = 1
+    failure: FailureMode | None = None
+    tried: set[str] = field(default_factory=set)
+    automation: bool = True  # Hammer and Interval are loaded (Coq)
+    before: tuple[str, ...] = ()
+    failing: str | None = None
+    after: tuple[str, ...] = ()
+    goals: tuple[str, ...] = ()
+    statement: str = ""
+
+
+@runtime_checkable
+class Policy(Protocol):
+    name: str
+
+    def propose(self, node: NodeView) -> list[Action]: ...
+
+    def react(self, node: NodeView, action: Action, failure: FailureMode) -> list[Action]: ...
+
+
+# A policy that asks something costly (a model) proposes ``Action(ASK, "model", prior)``;
+# the search calls its ``ask`` only when that action comes to its turn, so the cheap
+# actions ranked above it (automation) run first.
+ASK = "<ask>"
+
+
+@runtime_checkable
+class Asking(Protocol):
+    def ask(self, node: NodeView) -> list[Action]: ...
+
+
+# -- the action set ---------------------------------------------------------------------------
+
+_CLOSERS: dict[str, tuple[str, ...]] = {
+    "R": ("lra", "nra", "field", "ring", "auto"),
+    "Q": ("field", "ring", "lra", "auto"),
+    "Z": ("lia", "nia", "ring", "auto"),
+    "nat": ("lia", "nia", "auto", "ring"),
+    "Prop": ("tauto", "intuition", "firstorder", "congruence", "auto", "easy"),
+}
+_GENERIC = ("reflexivity", "easy", "congruence", "auto", "tauto", "intuition")
+
+
+def _squares(goal: Goal, limit: int = 4) -> list[str]:
+    vs = list(goal.variables)[:limit]
+    return [f"pow2_ge_0 ({a} - {b})" for i, a in enumerate(vs) for b in vs[i + 1 :]] + [
+        f"pow2_ge_0 {v}" for v in vs
+    ]
+
+
+def _hints(goal: Goal) -> list[str]:
+    """``nra`` with products the goal suggests: squares of the variables and of their
+    differences, and products of positive hypotheses (Psatz multiplies only pairs)."""
+    out = []
+    squares = _squares(goal)
+    if squares:
+        out.append("; ".join(f"pose proof ({s})" for s in squares) + "; nra")
+    positive = [
+        h.name
+        for h in goal.hypotheses
+        if re.fullmatch(r"0\s*<=?\s*[\w' ]+|[\w' ]+\s*>=?\s*0", h.type.strip())
+    ][:4]
+    products = [
+        f"pose proof (Rmult_le_pos _ _ (Rlt_le _ _ {a}) (Rlt_le _ _ {b}))"
+        for i, a in enumerate(positive)
+        for b in positive[i + 1 :]
+    ]
+    if products:
+        out.append("; ".join(f"try {p}" for p in products) + "; nra")
+    return out
+
+
+def _witnesses(goal: Goal) -> list[str]:
+    numbers = re.findall(r"(?<![\w.])\d+(?![\w.])", goal.text)
+    values = list(dict.fromkeys([*numbers[:6], "0", "1", "2", "3"]))
+    return [f"exists {v}" for v in values] + ["eexists"]
+
+
+def _coq_actions(goal: Goal, automation: bool) -> list[Action]:
+    """Every Coq action that makes sense for ``goal``, family by family."""
+    acts: list[Action] = []
+    add = acts.append
+    head, dom, f = goal.head, goal.domain, goal.features
+    if head in ("forall", "->", "~"):
+        add(Action("intros", "intro", 0.95))
+    if head in ("/\\", "<->"):
+        add(Action("repeat split", "split", 0.8))
+        add(Action("split", "split", 0.5))
+    if head == "\\/":
+        add(Action("left", "split", 0.3))
+        add(Action("right", "split", 0.3))
+    if f.get("hyp_conj") or f.get("hyp_exists") or f.get("hyp_disj"):
+        add(
+            Action(
+                "repeat match goal with H : _ /\\ _ |- _ => destruct H "
+                "| H : exists _, _ |- _ => destruct H end",
+                "destruct",
+                0.6,
+            )
+        )
+        for h in goal.hypotheses_with(r"\\/"):
+            add(Action(f"destruct {h.name}", "destruct", 0.4))
+    if f.get("hyp_eq_var"):
+        add(Action("subst", "subst", 0.5))
+    # Hypotheses that define a function (``forall x, f x = ...``): rewrite with them
+    # everywhere, and in the goal alone (a conditional one leaves its side conditions as
+    # goals of their own, which the search then closes one by one).
+    defs = [
+        h.name
+        for h in goal.hypotheses
+        if re.match(r"forall\b[^,]*,.*=", h.type) and "<->" not in h.type
+    ][:4]
+    if defs:
+        add(Action(f"repeat rewrite {', '.join(defs)} in *", "rewrite", 0.7))
+        for d in defs:
+            add(Action(f"rewrite {d}", "rewrite", 0.5))
+            add(Action(f"rewrite {d} in *", "rewrite", 0.4))
+    for h in goal.hypotheses:
+        if "/" in h.type and dom in ("R", "Q") and not h.type.startswith("forall"):
+            add(Action(f"field_simplify in {h.name}", "simplify", 0.4))
+    if dom in ("R", "Q") and "PI" in goal.text:
+        add(Action("pose proof PI_RGT_3; pose proof PI_4", "hint", 0.6))
+    for closer in _CLOSERS.get(dom, _GENERIC):
+        add(Action(closer, "close", 0.9 if closer in ("lra", "lia", "tauto") else 0.6))
+    for closer in _GENERIC:
+        add(Action(closer, "close", 0.3))
+    if dom in ("R", "Q"):
+        if f.get("abs"):
+            add(Action("split_Rabs; lra", "simplify", 0.8))
+            add(Action("split_Rabs; nra", "simplify", 0.5))
+        if f.get("division"):
+            add(Action("field_simplify; lra", "simplify", 0.5))
+            add(Action("field_simplify; nra", "simplify", 0.4))
+            add(Action("field_simplify", "simplify", 0.3))
+        add(Action("subst; lra", "subst", 0.4))
+        add(Action("subst; nra", "subst", 0.3))
+        for hint in _hints(goal):
+            add(Action(hint, "hint", 0.4))
+        if automation and f.get("transcendental"):
+            add(Action("interval", "automation", 0.6))
+    if dom in ("Z", "nat"):
+        add(Action("subst; lia", "subst", 0.4))
+        add(Action("subst; nia", "subst", 0.3))
+        add(Action("simpl in *; lia", "simplify", 0.4))
+        add(Action("vm_compute; reflexivity", "simplify", 0.5 if f.get("numeric_only") else 0.2))
+        add(Action("compute; lia", "simplify", 0.2))
+    if head == "exists":
+        for w in _witnesses(goal):
+            add(Action(w, "witness", 0.5))
+    if dom == "nat":
+        for v in goal.variables[:2]:
+            for after in ("auto", "lia", "nia"):
+                add(Action(f"induction {v}; simpl; {after}", "induction", 0.3))
+    if automation:
+        add(Action("sauto", "automation", 0.3))
+        add(Action("qsimpl", "automation", 0.2))
+    return _unique(acts)
+
+
+def _lean_actions(goal: Goal, automation: bool) -> list[Action]:
+    """The Lean 4 / Mathlib counterparts, same families."""
+    acts: list[Action] = []
+    add = acts.append
+    head, dom, f = goal.head, goal.domain, goal.features
+    if head in ("forall", "->", "~"):
+        add(Action("intro", "intro", 0.9))
+        add(Action("intros", "intro", 0.6))
+    if head in ("/\\", "<->"):
+        add(Action("constructor", "split", 0.8))
+        add(Action("refine ⟨?_, ?_⟩", "split", 0.5))
+    if head == "\\/":
+        add(Action("left", "split", 0.3))
+        add(Action("right", "split", 0.3))
+    if f.get("hyp_conj") or f.get("hyp_exists"):
+        for h in goal.hypotheses_with(r"∧|∃|/\\|exists"):
+            add(Action(f"obtain ⟨_, _⟩ := {h.name}", "destruct", 0.5))
+    if f.get("hyp_eq_var"):
+        add(Action("subst_vars", "subst", 0.5))
+    closers = {
+        "R": ("linarith", "nlinarith", "norm_num", "field_simp", "ring", "positivity"),
+        "Q": ("linarith", "norm_num", "field_simp", "ring"),
+        "Z": ("omega", "linarith", "nlinarith", "norm_num", "ring", "decide"),
+        "nat": ("omega", "linarith", "norm_num", "simp", "decide", "nlinarith"),
+        "Prop": ("tauto", "simp_all", "aesop", "trivial", "exact?"),
+    }[dom]
+    for c in closers:
+        add(Action(c, "close", 0.9 if c in ("linarith", "omega", "tauto") else 0.6))
+    for c in ("rfl", "simp", "norm_num", "decide", "trivial"):
+        add(Action(c, "close", 0.3))
+    if dom in ("R", "Q"):
+        vs = list(goal.variables)[:4]
+        sq = [f"sq_nonneg ({a} - {b})" for i, a in enumerate(vs) for b in vs[i + 1 :]]
+        sq += [f"sq_nonneg {v}" for v in vs]
+        if sq:
+            add(Action(f"nlinarith [{', '.join(sq)}]", "hint", 0.5))
+        if f.get("abs"):
+            add(Action("rcases abs_cases _ with h | h <;> linarith", "simplify", 0.5))
+        if f.get("division"):
+            add(Action("field_simp", "simplify", 0.4))
+            add(Action("field_simp; ring_nf; nlinarith", "simplify", 0.3))
+    if head == "exists":
+        numbers = re.findall(r"(?<![\w.])\d+(?![\w.])", goal.text)
+        for v in dict.fromkeys([*numbers[:6], "0", "1", "2"]):
+            add(Action(f"use {v}", "witness", 0.5))
+    if dom == "nat":
+        for v in goal.variables[:2]:
+            add(Action(f"induction {v} <;> simp_all <;> omega", "induction", 0.3))
+    if automation:
+        add(Action("aesop", "automation", 0.3))
+    return _unique(acts)
+
+
+def _unique(actions: Iterable[Action]) -> list[Action]:
+    seen: dict[str, Action] = {}
+    for a in actions:
+        if a.tactic not in seen or seen[a.tactic].prior < a.prior:
+            seen[a.tactic] = a
+    return list(seen.values())
+
+
+def action_set(backend: str, goal: Goal, automation: bool = True) -> list[Action]:
+    """Every action either policy may propose for ``goal`` on ``backend``."""
+    if backend == "coq":
+        return _coq_actions(goal, automation)
+    if backend == "lean":
+        return _lean_actions(goal, automation)
+    raise ValueError(f"no actions for backend {backend!r}")
+
+
+# -- policies ---------------------------------------------------------------------------------
+
+# What to try after a tactic failed, by its head word: the arithmetic cascade and its
+# neighbours. Each follow-up must also be in action_set (filtered below), so the ablation can
+# reach it too.
+_AFTER: dict[str, tuple[str, ...]] = {
+    "lra": (
+        "nra",
+        "rewrite",
+        "split_Rabs; lra",
+        "field_simplify; lra",
+        "subst; lra",
+        "hint",
+        "interval",
+    ),
+    "nra": ("hint", "field_simplify; nra", "split_Rabs; nra", "subst; nra", "interval"),
+    "lia": (
+        "nia",
+        "rewrite",
+        "subst; lia",
+        "simpl in *; lia",
+        "vm_compute; reflexivity",
+        "induction",
+    ),
+    "nia": ("subst; nia", "induction", "compute; lia", "vm_compute; reflexivity"),
+    "ring": ("field", "lra", "lia", "nra", "nia"),
+    "field": ("field_simplify; lra", "field_simplify; nra", "lra", "nra"),
+    "reflexivity": ("vm_compute; reflexivity", "lra", "lia", "ring", "field"),
+    "tauto": ("intuition", "firstorder", "sauto", "congruence"),
+    "intuition": ("firstorder", "sauto", "qsimpl"),
+    "auto": ("intuition", "sauto", "firstorder", "lia", "lra"),
+    "linarith": ("nlinarith", "hint", "norm_num", "positivity", "field_simp"),
+    "nlinarith": ("hint", "field_simp; ring_nf; nlinarith", "norm_num"),
+    "omega": ("nlinarith", "decide", "norm_num", "induction", "simp_all"),
+    "norm_num": ("simp", "decide", "linarith", "nlinarith"),
+    "simp": ("simp_all", "norm_num", "aesop"),
+}
+
+
+# Tactics that open no search: each waits for the failure of a cheaper one (the cascade).
+_HELD = frozenset(
+    t
+    for after in _AFTER.values()
+    for t in after
+    if t
+    not in {
+        "lra",
+        "lia",
+        "tauto",
+        "reflexivity",
+        "ring",
+        "field",
+        "congruence",
+        "intuition",
+        "linarith",
+        "omega",
+        "norm_num",
+        "simp",
+        "decide",
+        "vm_compute; reflexivity",
+        "split_Rabs; lra",
+        "auto",
+    }
+)
+
+
+class OfflinePolicy:
+    """The embedded default: goal-conditioned proposals and failure-conditioned follow-ups.
+
+    ``propose`` orders the action set by the goal's shape: an introduction when the goal is
+    a product, splitting a conjunction, then the closers of the goal's domain. ``react``
+    answers a failure by its class (see the module docstring).
+    """
+
+    name = "offline"
+
+    def __init__(self, width: int = 12) -> None:
+        self.width = width
+
+    def propose(self, node: NodeView) -> list[Action]:
+        acts = action_set(node.backend, node.goal, node.automation)
+        structural = [a for a in acts if a.family in ("intro", "split") and a.prior >= 0.5]
+        if structural and node.goal.head in ("forall", "->", "~", "/\\", "<->"):
+            # A product or a conjunction is opened first; closing it whole rarely works.
+            rest = [a for a in acts if a not in structural and a.family == "close"][:3]
+            return structural + [Action(a.tactic, a.family, a.prior * 0.3) for a in rest]
+        acts = [a for a in acts if a.tactic not in node.tried]
+        first = {
+            "close": 1.0,
+            "simplify": 0.9,
+            "destruct": 0.9,
+            "subst": 0.8,
+            "witness": 0.9,
+            "automation": 0.7,
+        }
+        ranked = sorted(acts, key=lambda a: -a.prior * first.get(a.family, 0.6))
+        # The cascade's later steps wait for the failure that calls for them.
+        opening = [
+            a for a in ranked if a.family not in ("hint", "induction") and a.tactic not in _HELD
+        ]
+        return opening[: self.width]
+
+    def react(self, node: NodeView, action: Action, failure: FailureMode) -> list[Action]:
+        available = {a.tactic: a for a in action_set(node.backend, node.goal, node.automation)}
+        by_family: dict[str, list[Action]] = {}
+        for a in available.values():
+            by_family.setdefault(a.family, []).append(a)
+        out: list[Action] = []
+
+        def want(name: str, prior: float) -> None:
+            if name in by_family:  # a family: all its actions
+                for a in by_family[name]:
+                    out.append(Action(a.tactic, a.family, prior * a.prior, action.tactic))
+            elif name in available:
+                a = available[name]
+                out.append(Action(a.tactic, a.family, prior, action.tactic))
+
+        kind = failure.kind
+        last = action.tactic.split(";")[-1].strip()
+        head = re.match(r"[A-Za-z_]\w*", last)
+        word = head.group(0) if head else action.head
+        if kind is K.NOT_A_PRODUCT:
+            for a in available.values():
+                if a.family == "close":
+                    want(a.tactic, 0.6)
+        elif kind is K.NAME_CLASH:
+            want("intros", 0.8)
+        elif kind is K.TIMEOUT:
+            # A narrower tactic: the linear or Presburger version, or prepared hypotheses.
+            for name in ("lra", "lia", "subst; lra", "subst; lia", "field_simplify; lra"):
+                want(name, 0.5)
+        elif kind is K.UNKNOWN_IDENTIFIER:
+            # A missing lemma or tactic: automation that needs no names.
+            for name in ("automation", "close"):
+                want(name, 0.4)
+        elif kind is K.STRUCTURE:
+            want("intros", 0.3)
+        else:  # tactic failure, unification, goals left: the cascade for this tactic
+            for i, name in enumerate(_AFTER.get(word, ())):
+                want(name, 0.9 - 0.1 * i)
+            if not out:
+                for a in available.values():
+                    if a.family in ("close", "simplify") and a.tactic not in node.tried:
+                        out.append(Action(a.tactic, a.family, 0.3 * a.prior, action.tactic))
+        seen = set(node.tried) | {action.tactic}
+        uniq: list[Action] = []
+        for a in out:
+            if a.tactic not in seen:
+                seen.add(a.tactic)
+                uniq.append(a)
+        return uniq[: self.width]
+
+
+class FixedOrderPolicy:
+    """The ablation: the same action set, in one fixed order (family, then the action's
+    place in the set), blind to the failure. ``react`` proposes nothing."""
+
+    name = "fixed"
+
+    def propose(self, node: NodeView) -> list[Action]:
+        acts = action_set(node.backend, node.goal, node.automation)
+        order = {f: i for i, f in enumerate(FAMILIES)}
+        ranked = sorted(enumerate(acts), key=lambda ia: (order.get(ia[1].family, 99), ia[0]))
+        n = len(ranked)
+        return [Action(a.tactic, a.family, 1.0 - i / (n + 1)) for i, (_, a) in enumerate(ranked)]
+
+    def react(self, node: NodeView, action: Action, failure: FailureMode) -> list[Action]:
+        return []
