@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -206,16 +207,18 @@ def test_ctrl_c_leaves_a_valid_results_file(tmp_path: Path, coqtop_path: str) ->
     path = write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "r.jsonl"
     exe = Path(sys.executable).with_name("lemmata")
-    before = _coqtop_pids()
+    mark = f"ctrl-c-{uuid.uuid4().hex}"  # coqtop inherits it: this run's, not the machine's
     proc = subprocess.Popen(
         [str(exe), "prove", str(path), "--out", str(out), "--timeout", "60"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "LEMMATA_TEST_RUN": mark},
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 3):
         time.sleep(0.2)
+    assert _coqtop_pids(mark), "the marker finds this run's coqtop while it runs"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
@@ -225,21 +228,29 @@ def test_ctrl_c_leaves_a_valid_results_file(tmp_path: Path, coqtop_path: str) ->
     assert json.loads(resumed.stdout)["skipped_already_done"] == len(done)
     final = results(out)
     assert len(final) == 6 and {final[f"spin{i}"]["status"] for i in range(3)} == {"timeout"}
-    left = _coqtop_pids() - before
+    left = _coqtop_pids(mark)
     deadline = time.monotonic() + 5
     while left and time.monotonic() < deadline:
         time.sleep(0.2)
-        left = _coqtop_pids() - before
+        left = _coqtop_pids(mark)
     assert not left, "the interrupted run left coqtop processes behind"
 
 
-def _coqtop_pids() -> set[int]:
+def _coqtop_pids(mark: str) -> set[int]:
+    """The coqtop processes started under the environment marker ``mark``."""
     out = subprocess.run(["ps", "-eo", "pid,comm"], capture_output=True, text=True).stdout
-    return {
-        int(line.split()[0])
-        for line in out.splitlines()[1:]
-        if line.split()[-1].startswith("coqtop")
-    }
+    pids = set()
+    for line in out.splitlines()[1:]:
+        pid, comm = line.split()[0], line.split()[-1]
+        if not comm.startswith("coqtop"):
+            continue
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        if f"LEMMATA_TEST_RUN={mark}".encode() in environ.split(b"\0"):
+            pids.add(int(pid))
+    return pids
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
 import textwrap
@@ -185,3 +186,34 @@ def test_prover_commands_in_the_shell(settings, coqtop_path, tmp_path) -> None:
     assert "already holds results" in out.getvalue()
     shell.handle("prove --workers 2")
     assert "error[usage]" in out.getvalue() and "required: file" in out.getvalue()
+
+
+def test_prove_refine_in_the_shell_on_a_folder_of_v_files(settings, coqtop_path, tmp_path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "square.v").write_text(
+        "Require Import Reals.\nOpen Scope R_scope.\n\n"
+        "Theorem square_pos : forall x : R, 0 < x -> x * x > 0.\nProof.\nAdmitted.\n"
+    )
+    (folder / "junk.v").write_text("(* never closed\n")
+    traces = tmp_path / "traces"
+    shell, out = make_shell(settings)
+    shell.handle(
+        f"prove {folder} --method refine --budget-calls 20 --trace-dir {traces} --no-value"
+    )
+    text = out.getvalue()
+    assert "junk.v:1: not Coq source" in text  # the bad file is named, the rest runs
+    assert f"traces: {traces}" in text and "results:" in text
+    rows = [json.loads(line) for line in (tmp_path / "in.results.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["square"]
+    assert rows[0]["status"] == "proved" and rows[0]["method"] == "refine"
+    assert 1 <= rows[0]["calls"] <= 20
+    assert (traces / "square.jsonl").is_file()
+    shell.handle(f"prove {folder} --method refine --budget-calls 0 --overwrite")
+    assert (
+        "error[usage]" in out.getvalue() and "--budget-calls must be at least 1" in out.getvalue()
+    )
+    shell.handle(f"prove {folder / 'square.v'} --backend lean")
+    assert "is Coq: use --backend coq" in out.getvalue()
+    shell.handle(f"prove {folder} --method search")
+    assert "invalid choice: 'search'" in out.getvalue()

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from lemmata.provers._process import rss_mb
 from lemmata.provers.base import SessionStates, StepResult, StepStatus, failed_step, position_of
-from lemmata.provers.coq.output import CoqMessage, parse_assumptions, parse_output
+from lemmata.provers.coq.output import CoqMessage, ParsedOutput, parse_assumptions, parse_output
 from lemmata.provers.coq.process import (
     QUIET_OPTIONS,
     CoqAnswer,
@@ -119,6 +119,7 @@ _SORRY = re.compile(r"\b(admit|give_up)\b")
 # Bullets, braces and goal selectors with a brace: sentences that take no ``Timeout``.
 _STRUCTURAL = re.compile(r"[-+*]+|[{}]|(\d+|all|par|!)\s*:\s*\{")
 _HARD_GRACE_S = 5.0
+_QUERIES = frozenset({"Search", "SearchPattern", "SearchRewrite", "About", "Check", "Locate"})
 _NAME = re.compile(r"^\s*\w+\s+([A-Za-z_][\w']*)")
 
 
@@ -277,8 +278,14 @@ class CoqTop:
             goals = parsed.goals or []
             for i, s in enumerate(sentences):
                 at = (s.text, i)
-                answer = self._send(s.text, deadline)
-                parsed = parse_output(answer.output)
+                # Coq's own Timeout stops a slow sentence and keeps coqtop (and the loaded
+                # header) alive; the hard deadline a little later is for a coqtop that hangs.
+                prefix = ""
+                remaining = deadline - time.monotonic()
+                if not _STRUCTURAL.fullmatch(s.text) and remaining >= 1:
+                    prefix = f"Timeout {math.floor(remaining)} "
+                answer = self._send(prefix + s.text, deadline + (_HARD_GRACE_S if prefix else 0))
+                parsed = _unprefixed(parse_output(answer.output), len(prefix))
                 messages.extend(_messages(parsed.warnings, proof, s))
                 if parsed.errors:
                     messages.extend(_messages(parsed.errors, proof, s))
@@ -287,6 +294,8 @@ class CoqTop:
                     failure = classify_coq(
                         err.text, line, col, s.text, sentence=s.text, index=i, goals=goals
                     )
+                    if failure.kind is FailureKind.TIMEOUT:
+                        return result(Status.TIMEOUT, failure, goals=tuple(goals))
                     return result(Status.FAIL, failure, goals=tuple(goals))
                 if answer.proof != name:
                     return result(
@@ -498,6 +507,29 @@ class CoqSession(SessionStates):
         step = StepResult(answer.state, goals, status, tactic=sentence, parent=start)
         return self._record(step)
 
+    def query(self, command: str, state: int | None = None, timeout: float | None = None) -> str:
+        """What Coq prints for a query (``Search``, ``SearchPattern``, ``About``, ``Check``)
+        at ``state``; the proof is not changed. ``""`` when the query fails or times out."""
+        word = head_word(command)
+        if word not in _QUERIES:
+            raise ValueError(f"{word or command!r} is not a query; use one of {sorted(_QUERIES)}")
+        start = self._start(state).state
+        if self.lost is not None:
+            return ""
+        process = self.verifier.process
+        soft = max(1, math.ceil(timeout or self.timeout_s))
+        text = command.strip() if command.strip().endswith(".") else command.strip() + "."
+        try:
+            if process.state != start:
+                process.send(f"BackTo {start}.", soft + _HARD_GRACE_S)
+            answer = process.send(f"Timeout {soft} {text}", soft + _HARD_GRACE_S)
+        except (CoqTimeout, CoqCrashed) as exc:
+            self.verifier._header = None
+            self.lost = f"a query failed ({type(exc).__name__})"
+            return ""
+        parsed = parse_output(answer.output)
+        return "" if parsed.errors else re.sub(r"</?\w+>", "", answer.output)
+
     def close(self) -> None:
         process = self.verifier.process
         if process.alive and process.proof is not None:
@@ -547,6 +579,26 @@ def _screen(sentences: list[Sentence], proof: str) -> FailureMode | None:
             line, col = position_of(proof, s.start)
             return FailureMode(*problem, line, col, tactic_name(s.text), s.text, i)
     return None
+
+
+def _unprefixed(parsed: ParsedOutput, n: int) -> ParsedOutput:
+    """Positions in a sentence sent with ``n`` characters of ``Timeout k `` before it."""
+    if not n:
+        return parsed
+
+    def shift(ms: list[CoqMessage]) -> list[CoqMessage]:
+        return [
+            replace(
+                m,
+                start=None if m.start is None else max(0, m.start - n),
+                end=None if m.end is None else max(0, m.end - n),
+            )
+            for m in ms
+        ]
+
+    parsed.errors = shift(parsed.errors)
+    parsed.warnings = shift(parsed.warnings)
+    return parsed
 
 
 def _char_offset(sentence: str, byte_offset: int | None) -> int:

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from lemmata.provers.refine.goal import Goal
+from lemmata.provers.refine.lemmas import unknown_name
 from lemmata.provers.result import FailureKind, FailureMode
 
 __all__ = [
     "ASK",
     "FAMILIES",
+    "LEMMAS",
     "Action",
     "Asking",
     "FixedOrderPolicy",
@@ -105,6 +107,9 @@ class Policy(Protocol):
 # the search calls its ``ask`` only when that action comes to its turn, so the cheap
 # actions ranked above it (automation) run first.
 ASK = "<ask>"
+# ``LEMMAS + name``: look up names near an unknown one (one verifier query), then try them in
+# the failing sentence; the search carries it out.
+LEMMAS = "<lemmas>"
 
 
 @runtime_checkable
@@ -114,14 +119,16 @@ class Asking(Protocol):
 
 # -- the action set ---------------------------------------------------------------------------
 
+# Closers either close the goal or fail: ``now`` makes ``auto`` and ``intuition`` fail
+# rather than succeed with nothing done (a call spent on a duplicate state).
 _CLOSERS: dict[str, tuple[str, ...]] = {
-    "R": ("lra", "nra", "field", "ring", "auto"),
-    "Q": ("field", "ring", "lra", "auto"),
-    "Z": ("lia", "nia", "ring", "auto"),
-    "nat": ("lia", "nia", "auto", "ring"),
-    "Prop": ("tauto", "intuition", "firstorder", "congruence", "auto", "easy"),
+    "R": ("lra", "nra", "field", "ring", "now auto"),
+    "Q": ("field", "ring", "lra", "now auto"),
+    "Z": ("lia", "nia", "ring", "now auto"),
+    "nat": ("lia", "nia", "now auto", "ring"),
+    "Prop": ("tauto", "now intuition", "firstorder", "congruence", "now auto", "easy"),
 }
-_GENERIC = ("reflexivity", "easy", "congruence", "auto", "tauto", "intuition")
+_GENERIC = ("reflexivity", "easy", "congruence", "now auto", "tauto", "now intuition")
 
 
 def _squares(goal: Goal, limit: int = 4) -> list[str]:
@@ -151,6 +158,18 @@ def _hints(goal: Goal) -> list[str]:
     if products:
         out.append("; ".join(f"try {p}" for p in products) + "; nra")
     return out
+
+
+def _denominators(text: str) -> list[str]:
+    """The expressions divided by in ``text``: ``(x - 1)`` in ``a / (x - 1)``, or a name."""
+    found = re.findall(r"/\s*(\([^()]+\)|[A-Za-z_][\w']*)", text)
+    return list(dict.fromkeys(d for d in found if not re.fullmatch(r"\(?\s*\d+\s*\)?", d)))[:3]
+
+
+def _sqrt_args(text: str) -> list[str]:
+    """The arguments of ``sqrt`` in ``text`` (a name, a number or a parenthesised term)."""
+    found = re.findall(r"sqrt\s+(\([^()]*\)|[\w']+)", text)
+    return list(dict.fromkeys(a.strip("()").strip() for a in found))[:3]
 
 
 def _witnesses(goal: Goal) -> list[str]:
@@ -201,8 +220,21 @@ def _coq_actions(goal: Goal, automation: bool) -> list[Action]:
     for h in goal.hypotheses:
         if "/" in h.type and dom in ("R", "Q") and not h.type.startswith("forall"):
             add(Action(f"field_simplify in {h.name}", "simplify", 0.4))
+            # Clearing denominators needs them nonzero: state that first (lra proves it from
+            # hypotheses such as x <> 1), then the side conditions are goals of their own.
+            nonzero = "; ".join(f"assert ({d} <> 0) by lra" for d in _denominators(h.type))
+            if nonzero and "=" in h.type:
+                add(Action(f"{nonzero}; field_simplify_eq in {h.name}", "simplify", 0.5))
+    roots = _sqrt_args(goal.text)
+    if dom == "R" and roots:
+        # What sqrt means to lra/nra: it is nonnegative and squares back.
+        facts = "; ".join(
+            f"pose proof (sqrt_pos ({e})); try pose proof (sqrt_sqrt ({e}) ltac:(lra))"
+            for e in roots
+        )
+        add(Action(facts, "hint", 0.6))
     if dom in ("R", "Q") and "PI" in goal.text:
-        add(Action("pose proof PI_RGT_3; pose proof PI_4", "hint", 0.6))
+        add(Action("pose proof PI2_3_2; pose proof PI_4", "hint", 0.6))
     for closer in _CLOSERS.get(dom, _GENERIC):
         add(Action(closer, "close", 0.9 if closer in ("lra", "lia", "tauto") else 0.6))
     for closer in _GENERIC:
@@ -219,10 +251,13 @@ def _coq_actions(goal: Goal, automation: bool) -> list[Action]:
         add(Action("subst; nra", "subst", 0.3))
         for hint in _hints(goal):
             add(Action(hint, "hint", 0.4))
+        add(Action("psatz R 2", "hint", 0.4))
         if automation and f.get("transcendental"):
             add(Action("interval", "automation", 0.6))
     if dom in ("Z", "nat"):
         add(Action("subst; lia", "subst", 0.4))
+        if dom == "Z":
+            add(Action("psatz Z 2", "hint", 0.3))
         add(Action("subst; nia", "subst", 0.3))
         add(Action("simpl in *; lia", "simplify", 0.4))
         add(Action("vm_compute; reflexivity", "simplify", 0.5 if f.get("numeric_only") else 0.2))
@@ -325,7 +360,14 @@ _AFTER: dict[str, tuple[str, ...]] = {
         "hint",
         "interval",
     ),
-    "nra": ("hint", "field_simplify; nra", "split_Rabs; nra", "subst; nra", "interval"),
+    "nra": (
+        "psatz R 2",
+        "hint",
+        "field_simplify; nra",
+        "split_Rabs; nra",
+        "subst; nra",
+        "interval",
+    ),
     "lia": (
         "nia",
         "rewrite",
@@ -334,13 +376,13 @@ _AFTER: dict[str, tuple[str, ...]] = {
         "vm_compute; reflexivity",
         "induction",
     ),
-    "nia": ("subst; nia", "induction", "compute; lia", "vm_compute; reflexivity"),
+    "nia": ("subst; nia", "psatz Z 2", "induction", "compute; lia", "vm_compute; reflexivity"),
     "ring": ("field", "lra", "lia", "nra", "nia"),
     "field": ("field_simplify; lra", "field_simplify; nra", "lra", "nra"),
     "reflexivity": ("vm_compute; reflexivity", "lra", "lia", "ring", "field"),
-    "tauto": ("intuition", "firstorder", "sauto", "congruence"),
+    "tauto": ("now intuition", "firstorder", "sauto", "congruence"),
     "intuition": ("firstorder", "sauto", "qsimpl"),
-    "auto": ("intuition", "sauto", "firstorder", "lia", "lra"),
+    "auto": ("now intuition", "sauto", "firstorder", "lia", "lra"),
     "linarith": ("nlinarith", "hint", "norm_num", "positivity", "field_simp"),
     "nlinarith": ("hint", "field_simp; ring_nf; nlinarith", "norm_num"),
     "omega": ("nlinarith", "decide", "norm_num", "induction", "simp_all"),
@@ -363,7 +405,6 @@ _HELD = frozenset(
         "ring",
         "field",
         "congruence",
-        "intuition",
         "linarith",
         "omega",
         "norm_num",
@@ -371,7 +412,8 @@ _HELD = frozenset(
         "decide",
         "vm_compute; reflexivity",
         "split_Rabs; lra",
-        "auto",
+        "now auto",
+        "now intuition",
     }
 )
 
@@ -428,7 +470,7 @@ class OfflinePolicy:
                 out.append(Action(a.tactic, a.family, prior, action.tactic))
 
         kind = failure.kind
-        last = action.tactic.split(";")[-1].strip()
+        last = action.tactic.split(";")[-1].strip().removeprefix("now ")
         head = re.match(r"[A-Za-z_]\w*", last)
         word = head.group(0) if head else action.head
         if kind is K.NOT_A_PRODUCT:
@@ -442,7 +484,11 @@ class OfflinePolicy:
             for name in ("lra", "lia", "subst; lra", "subst; lia", "field_simplify; lra"):
                 want(name, 0.5)
         elif kind is K.UNKNOWN_IDENTIFIER:
-            # A missing lemma or tactic: automation that needs no names.
+            # A missing lemma: the nearest real names (Coq's Search, ranked), and automation
+            # that needs no names.
+            missing = unknown_name(failure.message)
+            if missing and node.backend == "coq":
+                out.append(Action(LEMMAS + missing, "search", 0.7, action.tactic))
             for name in ("automation", "close"):
                 want(name, 0.4)
         elif kind is K.STRUCTURE:

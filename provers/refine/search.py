@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import math
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -49,7 +50,16 @@ from lemmata.provers.refine.backend import (
     statement_for,
 )
 from lemmata.provers.refine.goal import Goal, parse_goal
-from lemmata.provers.refine.policy import ASK, Action, Asking, NodeView, OfflinePolicy, Policy
+from lemmata.provers.refine.lemmas import parse_names, rank, search_command
+from lemmata.provers.refine.policy import (
+    ASK,
+    LEMMAS,
+    Action,
+    Asking,
+    NodeView,
+    OfflinePolicy,
+    Policy,
+)
 from lemmata.provers.refine.trace import TraceWriter
 from lemmata.provers.result import FailureKind, FailureMode
 
@@ -204,7 +214,7 @@ class _Search:
             len(node.goals),
             node.failure,
             set(node.tried),
-            self.config.automation and bool(self.additions),
+            self.config.automation and "Hammer" in self.additions,
             before=node.tactics[-3:],
             failing=node.draft[0]
             if node.draft and node.failure and node.failure.sentence
@@ -408,6 +418,26 @@ class _Search:
             n = m
         return True
 
+    def lemmas(self, node: Node, action: Action, priority: float) -> None:
+        """Ask the verifier for names near an unknown one and try each in the sentence."""
+        query = getattr(self.session, "query", None)
+        missing = action.tactic[len(LEMMAS) :]
+        sentence = action.reacting_to or ""
+        if query is None or not sentence or not self.live(node):
+            return
+        self.calls += 1
+        output = query(search_command(missing), state=node.state)
+        found = rank(parse_names(output), missing, node.goals[0] if node.goals else "")
+        self.record(node, action, priority, None, "search", None)
+        pattern = re.compile(rf"(?<![\w.']){re.escape(missing)}(?![\w'])")
+        self.push(
+            node,
+            [
+                Action(pattern.sub(name, sentence), "search", 0.8 * 0.85**i, sentence)
+                for i, name in enumerate(found)
+            ],
+        )
+
     # -- the search ------------------------------------------------------------------------
 
     def run(self, draft: str | None) -> SearchResult:
@@ -426,7 +456,16 @@ class _Search:
             }
         )
         try:
-            root_step = self.open_session()
+            try:
+                root_step = self.open_session()
+            except ValueError as exc:
+                if not (cfg.automation and self.additions and "header" in str(exc)):
+                    raise
+                # Hammer or Interval missing (libcoq-hammer, libcoq-interval): go on without.
+                self.header, self.additions = header_for(
+                    self.backend, self.original_header, cfg.imports, False
+                )
+                root_step = self.open_session()
         except ValueError as exc:
             failure = FailureMode(
                 FailureKind.HEADER_ERROR if "header" in str(exc) else FailureKind.TYPE_MISMATCH,
@@ -455,6 +494,9 @@ class _Search:
                 asked = self.policy.ask(self.view(node)) if isinstance(self.policy, Asking) else []
                 self.record(node, action, -negp, None, "ask", None)
                 self.push(node, asked)
+                continue
+            if action.tactic.startswith(LEMMAS):
+                self.lemmas(node, action, -negp)
                 continue
             if action.family == "repair":  # drop the failing draft sentence, or the rest
                 draft_left = node.draft[1:] if action.tactic == "<drop>" else ()

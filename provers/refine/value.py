@@ -239,7 +239,7 @@ def train(
             loss = (loss_fn(net(x[idx]), y[idx]) * weight[idx]).mean()
             loss.backward()
             opt.step()
-            total += float(loss) * len(idx)
+            total += loss.item() * len(idx)
         loss_value = total / n
         if on_epoch:
             on_epoch(epoch, loss_value)
