@@ -5,6 +5,10 @@ where NAME is the open proof (``Coq`` when none) and STATE the number that ``Bac
 One sentence in, one prompt out: that is the framing. A sentence that takes longer than its
 deadline gets the process killed (:class:`CoqTimeout`); a process that dies mid-answer raises
 :class:`CoqCrashed`. Either way the next call starts a fresh process.
+
+coqtop runs in a scratch folder of its own (``cwd=`` names another), so that what its tactics
+write (``psatz``'s ``.csdp.cache`` and ``trace``) stays out of the user's folder; give
+load paths in ``args`` as absolute paths.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -66,9 +71,15 @@ def coq_version(coqtop: str | None = None) -> str:
 class CoqProcess:
     """One coqtop process. Not thread-safe: give each worker its own."""
 
-    def __init__(self, coqtop: str | None = None, args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, coqtop: str | None = None, args: tuple[str, ...] = (), cwd: str | None = None
+    ) -> None:
         self.executable = find_coqtop(coqtop)
         self.args = args
+        # coqtop runs in a scratch folder of its own unless told otherwise: psatz's solver
+        # leaves .csdp.cache and a file named "trace" in its working directory.
+        self.cwd = cwd
+        self._scratch: str | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._buffer = b""
         self.state = 0
@@ -81,9 +92,12 @@ class CoqProcess:
         return self._proc is not None and self._proc.poll() is None
 
     def start(self, timeout: float = 60.0) -> None:
-        self.close()
+        self._close()
+        if self.cwd is None and self._scratch is None:
+            self._scratch = tempfile.mkdtemp(prefix="lemmata-coqtop-")
         self._proc = subprocess.Popen(
             [self.executable, "-emacs", "-quiet", *self.args],
+            cwd=self.cwd or self._scratch,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -156,6 +170,12 @@ class CoqProcess:
         self.proof = None
 
     def close(self) -> None:
+        self._close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+    def _close(self) -> None:
         proc = self._proc
         if proc is not None and proc.poll() is None and proc.stdin is not None:
             try:

@@ -498,6 +498,16 @@ class CoqSession(SessionStates):
             failure = classify_coq(err.text, tactic=parts[part].text)
             status: StepStatus = "timeout" if failure.kind is FailureKind.TIMEOUT else "error"
             return failed_step(here, status, at(failure, parts[part].text, part), sentence, msgs)
+        if parsed.goals is None and process.proof is not None:
+            # After a BackTo, coqtop does not print goals whose id it printed last (another
+            # witness for the same existential, say); Show prints them and changes nothing.
+            try:
+                parsed = parse_output(process.send("Show.", soft + _HARD_GRACE_S).output)
+            except (CoqTimeout, CoqCrashed) as exc:
+                self.verifier._header = None
+                self.lost = f"coqtop stopped answering ({type(exc).__name__})"
+                failure = FailureMode(FailureKind.CRASH, str(exc) or "no answer to Show")
+                return failed_step(here, "crash", failure, sentence)
         goals = tuple(parsed.goals) if parsed.goals is not None else self.states[start].goals
         status = (
             "finished"

@@ -458,8 +458,13 @@ class LeanRepl:
         return result(Status.PASS, messages=messages, axioms=tuple(axioms))
 
     def open(self, header: str, statement: str, timeout: float | None = None) -> LeanSession:
+        """Open ``statement`` in tactic mode. A header that does not compile or a statement
+        that does not elaborate raises ``ValueError`` saying which (as ``CoqTop.open``)."""
         limit = timeout or self.timeout_s
-        env = self._env_for(header)
+        try:
+            env = self._env_for(header)
+        except _HeaderFailed as exc:
+            raise ValueError(f"the header does not load: {exc.message}") from None
         statement_text = statement.rstrip().removesuffix(":=").rstrip()
         request: dict[str, Any] = {"cmd": f"{statement_text} := by sorry"}
         if env is not None:

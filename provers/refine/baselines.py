@@ -73,7 +73,7 @@ def one_shot(
     *,
     id: str = "theorem",
     config: SearchConfig | None = None,
-    trace: Path | TraceWriter | None = None,
+    trace: str | Path | TraceWriter | None = None,
 ) -> SearchResult:
     """Try :func:`one_shot_candidates` whole, one verifier call each, within the budget."""
     cfg = config or SearchConfig()

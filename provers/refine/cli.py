@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -142,7 +141,6 @@ def prove_refine(
         scorer = load_scorer(DEFAULT_MODEL)
     model = get_model(settings)
     err = Console(stderr=True, highlight=False)
-    lock = threading.Lock()
     spent = {"calls": 0}
     progress = Progress(
         TextColumn("[bold]refine[/]"),
@@ -154,10 +152,6 @@ def prove_refine(
         disable=as_json and not err.is_terminal,
     )
     tally: dict[str, int] = {}
-
-    def on_attempt(record: dict[str, Any]) -> None:
-        with lock:
-            spent["calls"] += 1
 
     def line() -> str:
         done = sum(tally.values())
@@ -171,6 +165,7 @@ def prove_refine(
 
         def finished(result: TheoremResult) -> None:
             tally[result.status] = tally.get(result.status, 0) + 1
+            spent["calls"] += int(result.details.get("calls", 0))
             progress.update(task, advance=1, tally=line())
 
         summary = run_batch(
@@ -181,7 +176,6 @@ def prove_refine(
                 scorer=scorer,
                 model=model,
                 trace_dir=trace_dir,
-                on_attempt=on_attempt,
             ),
             out=out,
             workers=workers,

@@ -617,7 +617,7 @@ def best_of_n(
     imports: bool = True,
     automation: bool = True,
     vacuity_probe: bool = True,
-    trace: Path | TraceWriter | None = None,
+    trace: str | Path | TraceWriter | None = None,
 ) -> SearchResult:
     """The whole-proof baseline: sample a proof (one model call, at ``temperature``), check
     it whole (one verifier call), until one passes or the budget is spent.

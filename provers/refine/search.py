@@ -155,6 +155,12 @@ class SearchResult:
         }
 
 
+def _normal(tactic: str) -> str:
+    """A tactic as run: ``"lia."`` and ``"lia"`` and ``"  lia"`` are one tactic."""
+    text = " ".join(tactic.split())
+    return text[:-1] if text.endswith(".") and not text.endswith("..") else text
+
+
 class _Search:
     def __init__(
         self,
@@ -201,9 +207,12 @@ class _Search:
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
-    def out_of_budget(self) -> bool:
+    def out_of_budget(self, needed: int = 1) -> bool:
+        """Whether ``needed`` more calls would pass the budget; one call is always kept for
+        the whole-proof check that a finished state calls for."""
         return (
-            self.calls >= self.config.budget_calls or self.elapsed() >= self.config.budget_seconds
+            self.calls + needed + 1 > self.config.budget_calls
+            or self.elapsed() >= self.config.budget_seconds
         )
 
     def view(self, node: Node) -> NodeView:
@@ -355,6 +364,8 @@ class _Search:
         while n is not None and n.id not in self.spine:
             chain.append(n)
             n = self.nodes[n.parent] if n.parent is not None else None
+        if self.out_of_budget(2):  # the replay and the tactic after it
+            return False
         if n is None:  # not even the root: the session was reset
             try:
                 root = self.open_session()
@@ -423,7 +434,7 @@ class _Search:
         query = getattr(self.session, "query", None)
         missing = action.tactic[len(LEMMAS) :]
         sentence = action.reacting_to or ""
-        if query is None or not sentence or not self.live(node):
+        if query is None or not sentence or self.out_of_budget() or not self.live(node):
             return
         self.calls += 1
         output = query(search_command(missing), state=node.state)
@@ -486,10 +497,11 @@ class _Search:
         while self.frontier and not self.out_of_budget():
             negp, _, nid, action = heapq.heappop(self.frontier)
             node = self.nodes[nid]
-            key = (node.goals, action.tactic)
-            if key in self.failed or action.tactic in node.tried:
+            said = _normal(action.tactic)
+            key = (node.goals, said)
+            if key in self.failed or said in node.tried:
                 continue
-            node.tried.add(action.tactic)
+            node.tried.add(said)
             if action.tactic.startswith(ASK):  # a model is asked only when its turn comes
                 asked = self.policy.ask(self.view(node)) if isinstance(self.policy, Asking) else []
                 self.record(node, action, -negp, None, "ask", None)
@@ -537,9 +549,10 @@ class _Search:
                 self.record(node, action, -negp, step, step.status, None)
                 if action.family == "draft":  # the draft fails here: this is the node's failure
                     node.failure = fm
-                    self.push(
-                        node, [Action("<drop>", "repair", 0.5), Action("<cut>", "repair", 0.35)]
-                    )
+                    repairs = [Action("<drop>", "repair", 0.5)]
+                    if len(node.draft) > 1:  # else dropping the last step is cutting the rest
+                        repairs.append(Action("<cut>", "repair", 0.35))
+                    self.push(node, repairs)
                 self.push(node, self.policy.react(self.view(node), action, fm))
                 continue
             # It ran: a new point in the proof.
@@ -565,7 +578,7 @@ class _Search:
                 if proved is not None:
                     return proved
                 continue
-            if step.goals in self.seen or step.goals == node.goals:
+            if action.family != "draft" and (step.goals in self.seen or step.goals == node.goals):
                 self.record(node, action, -negp, step, "duplicate", None)
                 continue
             self.seen.add(step.goals)
@@ -633,8 +646,9 @@ class _Search:
     ) -> SearchResult:
         path: list[int] = []
         n = solved
-        while n is not None and n.attempt is not None:
-            path.append(n.attempt)
+        while n is not None:  # a node made by a repair has no attempt of its own
+            if n.attempt is not None:
+                path.append(n.attempt)
             n = self.nodes[n.parent] if n.parent is not None else None
         result = SearchResult(
             id=self.pid,
@@ -667,7 +681,7 @@ def search(
     policy: Policy | None = None,
     config: SearchConfig | None = None,
     scorer: Scorer | None = None,
-    trace: Path | TraceWriter | None = None,
+    trace: str | Path | TraceWriter | None = None,
     on_attempt: Callable[[dict[str, Any]], None] | None = None,
 ) -> SearchResult:
     """Search for a proof of ``statement`` by local repairs; see the module docstring.

@@ -31,12 +31,12 @@ class TraceWriter:
     """Appends records to a JSONL file, flushed after each one (a killed run keeps what it
     had). ``None`` as the path writes nothing."""
 
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path is not None else None
         self._fh: IO[str] | None = None
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = path.open("a", encoding="utf-8")
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = self.path.open("a", encoding="utf-8")
 
     def write(self, record: dict[str, Any]) -> None:
         if self._fh is not None:

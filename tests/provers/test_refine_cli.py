@@ -125,11 +125,6 @@ def test_each_theorem_leaves_its_trace(batch: Batch) -> None:
         assert lines[-1]["status"] == row["status"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="provers/refine/cli.py prove_refine: the progress line's 'verifier calls' counts "
-    "trace records (on_attempt), not calls: session opens, replays and final checks are missed",
-)
 def test_the_progress_line_counts_the_verifier_calls_spent(batch: Batch) -> None:
     shown = re.findall(r"verifier calls (\d+)", batch.run.stderr)
     assert shown, batch.run.stderr

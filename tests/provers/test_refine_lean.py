@@ -425,16 +425,9 @@ def test_vacuity_probe_on_contradictory_hypotheses(tmp_path: Path) -> None:
     assert requests_sent(log)[-1]["cmd"] == probe
 
 
-# -- what the search must still learn for Lean (see the report to the lead) --------------
-
-NEEDS_SEARCH_CHANGE = pytest.mark.xfail(
-    strict=True,
-    reason="search.py must pass the statement through backend.statement_for and rebuild a "
-    "Lean session whose REPL was restarted (backend.session_lost); remove this marker then",
-)
+# -- a Lean REPL that restarts, a statement ending in `by`, a header that fails --
 
 
-@NEEDS_SEARCH_CHANGE
 def test_a_statement_ending_in_by(tmp_path: Path) -> None:
     repl, _ = scripted(tmp_path, sq_sum_table())
     try:
@@ -444,7 +437,6 @@ def test_a_statement_ending_in_by(tmp_path: Path) -> None:
     assert r.status == "proved"
 
 
-@NEEDS_SEARCH_CHANGE
 def test_a_tactic_that_hangs_costs_the_repl_not_the_search(tmp_path: Path) -> None:
     """Past the tactic's time LeanRepl kills the REPL; its proof states die with it. The
     search must open the statement again and carry on, not run every later tactic into a
@@ -464,11 +456,6 @@ def test_a_tactic_that_hangs_costs_the_repl_not_the_search(tmp_path: Path) -> No
     ] * 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LeanRepl.open lets its private _HeaderFailed out; it must raise ValueError, as "
-    "CoqTop.open does, for the search to report the header; remove this marker then",
-)
 def test_a_header_that_does_not_compile_ends_the_search_with_an_error(tmp_path: Path) -> None:
     table = sq_sum_table()
     # The wording failure.py classifies as a header error (no transcript has one).
@@ -490,7 +477,6 @@ def test_a_header_that_does_not_compile_ends_the_search_with_an_error(tmp_path: 
 
 
 @pytest.mark.lean
-@NEEDS_SEARCH_CHANGE
 def test_live_search_on_a_mathlib_free_goal(tmp_path: Path) -> None:
     try:
         repl = LeanRepl(timeout_s=60)

@@ -172,12 +172,6 @@ def test_a_drafts_failing_step_is_replaced_in_place_and_its_good_step_kept(
     assert finished[0]["tactic"] != "lia." and r.proof.endswith(finished[0]["tactic"] + ".")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="search.py finish(): the proof's path is walked up through Node.attempt, which a "
-    "repair node ('<drop>', '<cut>') never gets, so the path stops there: the draft's 'intros.' "
-    "is missing from the trace's path (and from replay_path, the drawing, the value labels)",
-)
 def test_the_path_of_a_repaired_draft_spells_its_proof(coq: Any, tmp_path: Path) -> None:
     path = tmp_path / "d1.jsonl"
     r = run(
@@ -244,12 +238,6 @@ def test_a_bullet_of_the_wrong_kind_is_repaired(coq: Any) -> None:
     assert r.status == "proved", r.failure
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="search.py run(): a draft step that leaves the goals as they were (a bullet, idtac) "
-    "is recorded as a duplicate and the draft node is never expanded again: the search ends "
-    "'failed' after 3 calls with no failure summary",
-)
 @pytest.mark.parametrize("draft", ["intros. idtac. split; lra.", "- intros. split; lra."])
 def test_a_draft_step_that_changes_nothing_does_not_end_the_search(coq: Any, draft: str) -> None:
     statement = "Theorem b : forall x : R, 0 < x -> x > 0 /\\ x + 1 > 0."
@@ -274,17 +262,14 @@ def test_an_unprovable_statement_fails_within_the_budget_with_a_summary(
 
 
 def test_a_tiny_time_budget_ends_in_timeout(coq: Any) -> None:
-    config = SearchConfig(budget_calls=30, budget_seconds=0.05, automation=False)
+    # Less than opening the statement takes: the time is spent before any tactic runs (a
+    # larger budget races a frontier that a warm coqtop empties in a few milliseconds).
+    config = SearchConfig(budget_calls=30, budget_seconds=0.001, automation=False)
     r = run(coq, FALSE, config=config)
     assert r.status == "timeout" and r.proof is None
-    assert r.elapsed_s >= 0.05
+    assert r.elapsed_s >= 0.001
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="search.py run(): the budget is checked only before an attempt; the final whole-proof "
-    "check (final_check) and a replay before a tactic each add a call past it",
-)
 def test_the_final_check_stays_within_the_budget(coq: Any) -> None:
     policy = Script({"forall": [("intros", 0.9)], "*": [("lia", 0.9)]})
     config = SearchConfig(budget_calls=3, budget_seconds=30, automation=False)
@@ -312,11 +297,6 @@ def test_no_tactic_is_run_twice_on_a_goal(unprovable: tuple[SearchResult, Path])
     assert _repeated_runs(trace) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="search.py: a draft's failed 'lia.' and the policy's 'lia' are keyed apart "
-    "(self.failed holds the raw text), so the same tactic fails twice on the same goal",
-)
 def test_a_failed_draft_step_is_not_retried_in_another_spelling(coq: Any, tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     policy = Script({"forall": [("intros", 0.9)], "*": [("lia", 0.9)]})
@@ -324,11 +304,6 @@ def test_a_failed_draft_step_is_not_retried_in_another_spelling(coq: Any, tmp_pa
     assert _repeated_runs(only(path)) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="search.py: '<drop>' of a draft's last sentence and '<cut>' make two nodes with the "
-    "same goals and the same (empty) draft, so each action that ran at one runs again at the other",
-)
 def test_dropping_the_last_draft_step_and_cutting_the_draft_are_not_both_searched(
     coq: Any, tmp_path: Path
 ) -> None:
@@ -362,12 +337,6 @@ def test_after_a_dead_end_the_search_goes_back_and_proves(coq: Any, tmp_path: Pa
     assert went_back, nodes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="provers/coq/verifier.py CoqSession.run: after 'BackTo' coqtop does not print the "
-    "goals of a step whose goal has the same evar number as the last printed one, and run() "
-    "then reports the old goals ('exists 3' after 'exists 2' looks unchanged: a duplicate)",
-)
 def test_going_back_to_try_another_witness_proves_it(coq: Any, tmp_path: Path) -> None:
     policy = Script({"exists": [("exists 2", 0.9), ("exists 3", 0.5)], "*": [("lia", 0.9)]})
     path = tmp_path / "w.jsonl"
