@@ -373,17 +373,9 @@ def prove(
             backend, settings, timeout_s=limit
         ).close()  # a missing Coq/Lean fails here, once
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from lemmata.provers.report import batch_progress
 
-    progress = Progress(
-        TextColumn("[bold]prove[/]"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[tally]}"),
-        TimeElapsedColumn(),
-        console=err,
-        disable=as_json and not err.is_terminal,
-    )
+    progress = batch_progress("prove", err, disable=as_json and not err.is_terminal)
     tally: dict[str, int] = {}
     with progress:
         task = progress.add_task("prove", total=None, tally="")
@@ -438,9 +430,8 @@ def _prove_wz(
 ) -> None:
     """``lemmata prove FILE --method wz``: Zeilberger proofs, no LLM, all in this process."""
     from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from lemmata.provers.report import print_counts
+    from lemmata.provers.report import batch_progress, print_counts
     from lemmata.provers.wz.identity import read_identities
     from lemmata.provers.wz.runner import run_wz
 
@@ -458,15 +449,7 @@ def _prove_wz(
         why = f"not checked: {exc}"
     # The model only helps once Lean can say which obligations are open.
     model = get_model(settings) if lean_verifier is not None else None
-    progress = Progress(
-        TextColumn("[bold]wz[/]"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[last]}"),
-        TimeElapsedColumn(),
-        console=err,
-        disable=as_json and not err.is_terminal,
-    )
+    progress = batch_progress("wz", err, disable=as_json and not err.is_terminal, field="last")
     with progress:
         task = progress.add_task("wz", total=len(identities), last="")
         summary = run_wz(

@@ -19,7 +19,7 @@ from lemmata.provers.refine.backend import header_for, scope_of
 from lemmata.provers.refine.goal import parse_goal
 from lemmata.provers.refine.policy import action_set
 from lemmata.provers.refine.search import SearchConfig, SearchResult
-from lemmata.provers.refine.trace import TraceWriter
+from lemmata.provers.refine.trace import TraceWriter, check_fields
 from lemmata.provers.result import FailureKind, FailureMode, Status
 
 __all__ = ["one_shot", "one_shot_candidates"]
@@ -113,16 +113,7 @@ def one_shot(
                 "child": None,
                 "tactic": candidate,
                 "family": "one-shot",
-                "status": "check"
-                if r.ok
-                else ("timeout" if r.status is Status.TIMEOUT else "error"),
-                "failure": {
-                    "kind": fm.kind.value,
-                    "message": fm.message[:300],
-                    "sentence": fm.sentence,
-                }
-                if fm
-                else None,
+                **check_fields(r),
                 "calls": calls,
                 "t": round(time.monotonic() - started, 3),
             }

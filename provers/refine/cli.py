@@ -125,13 +125,12 @@ def prove_refine(
     """The ``--method refine`` branch of ``lemmata prove``."""
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from lemmata.llm import get_model
     from lemmata.provers import make_verifier
     from lemmata.provers.refine.search import SearchConfig
     from lemmata.provers.refine.value import DEFAULT_MODEL, load_scorer
-    from lemmata.provers.report import print_summary
+    from lemmata.provers.report import batch_progress, print_summary
     from lemmata.provers.runner import run_batch
 
     config = SearchConfig(budget_calls=budget_calls, budget_seconds=budget_seconds)
@@ -142,15 +141,7 @@ def prove_refine(
     model = get_model(settings)
     err = Console(stderr=True, highlight=False)
     spent = {"calls": 0}
-    progress = Progress(
-        TextColumn("[bold]refine[/]"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[tally]}"),
-        TimeElapsedColumn(),
-        console=err,
-        disable=as_json and not err.is_terminal,
-    )
+    progress = batch_progress("refine", err, disable=as_json and not err.is_terminal)
     tally: dict[str, int] = {}
 
     def line() -> str:

@@ -58,7 +58,7 @@ from lemmata.provers.base import Verifier
 from lemmata.provers.refine.backend import header_for, probe_proofs, proof_text, statement_for
 from lemmata.provers.refine.policy import ASK, Action, NodeView, OfflinePolicy, Policy
 from lemmata.provers.refine.search import SearchResult
-from lemmata.provers.refine.trace import TraceWriter
+from lemmata.provers.refine.trace import TraceWriter, check_fields
 from lemmata.provers.result import FailureKind, FailureMode, Status
 
 __all__ = [
@@ -738,16 +738,7 @@ def best_of_n(
             writer.write(
                 {
                     **record,
-                    "status": "check"
-                    if r.ok
-                    else ("timeout" if r.status is Status.TIMEOUT else "error"),
-                    "failure": {
-                        "kind": fm.kind.value,
-                        "message": fm.message[:300],
-                        "sentence": fm.sentence,
-                    }
-                    if fm
-                    else None,
+                    **check_fields(r),
                     "calls": calls,
                     "model_calls": model_calls,
                     "t": round(elapsed(), 3),

@@ -22,9 +22,27 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-__all__ = ["ProblemTrace", "TraceWriter", "read_trace"]
+if TYPE_CHECKING:
+    from lemmata.provers.result import VerifyResult
+
+__all__ = ["ProblemTrace", "TraceWriter", "check_fields", "read_trace"]
+
+
+def check_fields(r: VerifyResult) -> dict[str, Any]:
+    """``status`` and ``failure`` of an attempt record for a whole-proof check."""
+    from lemmata.provers.result import Status
+
+    fm = r.failure_mode
+    return {
+        "status": "check" if r.ok else ("timeout" if r.status is Status.TIMEOUT else "error"),
+        "failure": (
+            {"kind": fm.kind.value, "message": fm.message[:300], "sentence": fm.sentence}
+            if fm
+            else None
+        ),
+    }
 
 
 class TraceWriter:
