@@ -281,9 +281,25 @@ def main() -> None:
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     results: dict[str, list[dict[str, Any]]] = {}
     saved = args.out / "results.json"
+    settings = args.out / "run.json"
     if args.report_only:
         results = json.loads(saved.read_text())
         configs = []
+        if settings.exists():  # the budgets the results were run with
+            ran = json.loads(settings.read_text())
+            args.budget_calls, args.budget_seconds = ran["budget_calls"], ran["budget_seconds"]
+            args.workers = ran["workers"]
+    else:
+        settings.write_text(
+            json.dumps(
+                {
+                    "budget_calls": args.budget_calls,
+                    "budget_seconds": args.budget_seconds,
+                    "workers": args.workers,
+                    "data": str(args.data),
+                }
+            )
+        )
 
     def run(name: str, models: dict[str, str] | None = None) -> None:
         results[name] = run_config(name, problems, args, models)
@@ -332,6 +348,23 @@ def main() -> None:
             + (f"   ({vac} vacuous)" if vac else "")
         )
     print("* median verifier calls to the proof, over the problems solved")
+    marks = [k for k in (4, 8, 16, 32, 64, 128) if k <= args.budget_calls]
+    print("\nsolved within N verifier calls (the curves below, at a few budgets):")
+    print(f"{'config':<30}" + "".join(f"{k:>7}" for k in marks))
+    curves = {c: curve(rs, args.budget_calls) for c, rs in results.items()}
+    for c, cv in curves.items():
+        print(f"{'(' + c + ')':<30}" + "".join(f"{cv[k - 1]:>7}" for k in marks))
+    for x, y in (("c", "a"), ("d_heldout", "b")):
+        if x in curves and y in curves:
+            print(
+                f"{x}/{y} at each: "
+                + "  ".join(
+                    f"{k}: {curves[x][k - 1] / curves[y][k - 1]:.2f}"
+                    if curves[y][k - 1]
+                    else f"{k}: n/a"
+                    for k in marks
+                )
+            )
 
     def ratio(x: str, y: str) -> str:
         if x in solved_of and y in solved_of and solved_of[y]:

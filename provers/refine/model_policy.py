@@ -492,7 +492,7 @@ class ModelPolicy:
             tactic, fm = self._failed_here[node.goals]
             if not tactic.startswith("<"):
                 kind, message = fm.kind.value, f"`{tactic}` failed here: {fm.message}"
-        tried = sorted(t for t in node.tried if not t.startswith("<"))
+        tried = sorted(t for t in node.tried | node.failed_here if not t.startswith("<"))
         return _messages(
             "repair",
             language=_LANGUAGE.get(backend, backend),
@@ -541,7 +541,7 @@ class ModelPolicy:
         return self._actions(node, raw_tactics)
 
     def _actions(self, node: NodeView, raw_tactics: list[str]) -> list[Action]:
-        tried = {_norm(t) for t in node.tried}
+        tried = {_norm(t) for t in node.tried | node.failed_here}
         answering = node.failing or (
             self._failed_here[node.goals][0] if node.goals in self._failed_here else None
         )

@@ -92,6 +92,9 @@ class NodeView:
     after: tuple[str, ...] = ()
     goals: tuple[str, ...] = ()
     statement: str = ""
+    # Tactics that failed on these very goals at another node of the search (a repair node
+    # shares its parent's goals): the same position, so no history from elsewhere.
+    failed_here: frozenset[str] = frozenset()
 
 
 @runtime_checkable

@@ -194,6 +194,7 @@ class _Search:
         self.nodes: dict[int, Node] = {}
         self.seen: set[tuple[str, ...]] = set()
         self.failed: set[tuple[tuple[str, ...], str]] = set()
+        self.failed_on: dict[tuple[str, ...], set[str]] = {}
         self.frontier: list[tuple[float, int, int, Action]] = []
         self.seq = 0
         self.session: ProofSession | None = None
@@ -231,6 +232,7 @@ class _Search:
             after=node.draft[1:4],
             goals=node.goals,
             statement=self.statement,
+            failed_here=frozenset(self.failed_on.get(node.goals, ())),
         )
 
     def record(
@@ -543,6 +545,7 @@ class _Search:
                 continue
             if step.failed:
                 self.failed.add(key)
+                self.failed_on.setdefault(node.goals, set()).add(said)
                 fm = step.failure_mode or FailureMode(FailureKind.OTHER, "failed")
                 self.kinds[fm.kind.value] += 1
                 self.last_failure = fm
