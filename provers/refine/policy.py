@@ -495,6 +495,10 @@ class OfflinePolicy:
             for name in ("automation", "close"):
                 want(name, 0.4)
         elif kind is K.STRUCTURE:
+            # Coq names the bullet it expects ("Focus next goal with bullet -").
+            bullet = re.search(r"bullet\s+([-+*]+)", failure.message)
+            if bullet and node.backend == "coq":
+                out.append(Action(bullet.group(1), "repair", 0.9, action.tactic))
             want("intros", 0.3)
         else:  # tactic failure, unification, goals left: the cascade for this tactic
             for i, name in enumerate(_AFTER.get(word, ())):

@@ -512,7 +512,7 @@ class _Search:
             if action.tactic.startswith(LEMMAS):
                 self.lemmas(node, action, -negp)
                 continue
-            if action.family == "repair":  # drop the failing draft sentence, or the rest
+            if action.tactic in ("<drop>", "<cut>"):  # drop the failing draft step, or the rest
                 draft_left = node.draft[1:] if action.tactic == "<drop>" else ()
                 child = Node(
                     len(self.nodes),

@@ -227,15 +227,19 @@ def test_a_draft_with_a_bad_bullet_or_an_unknown_lemma_is_repaired(
     assert kind in kinds
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="search.py: a bullet of the wrong kind after a finished subproof is never repaired: "
-    "no policy proposes the bullet Coq asks for ('Focus next goal with bullet -')",
-)
 def test_a_bullet_of_the_wrong_kind_is_repaired(coq: Any) -> None:
     statement = "Theorem b : forall x : R, 0 < x -> x > 0 /\\ x + 1 > 0."
     r = run(coq, statement, REALS, draft="intros. split. - lra. + lra.")
     assert r.status == "proved", r.failure
+    # The bullet Coq asked for replaces the wrong one; the rest of the draft is kept.
+    assert r.proof is not None and r.proof.split() == [
+        "intros.",
+        "split.",
+        "-",
+        "lra.",
+        "-",
+        "lra.",
+    ]
 
 
 @pytest.mark.parametrize("draft", ["intros. idtac. split; lra.", "- intros. split; lra."])
