@@ -222,17 +222,10 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.progress import Progress
 
-        from lemmata.provers.refine.trace import read_trace
+        from lemmata.provers.refine.cli_draw import load_traces
         from lemmata.provers.refine.value import train
 
-        if not traces.exists():
-            raise typer.BadParameter(f"no such file or folder: {traces}", param_hint="TRACES")
-        try:
-            found = read_trace(traces)
-        except (ValueError, UnicodeDecodeError, OSError) as exc:
-            raise typer.BadParameter(str(exc), param_hint="TRACES") from None
-        if not found:
-            raise typer.BadParameter(f"{traces} holds no search traces", param_hint="TRACES")
+        found = load_traces(traces, "TRACES")
         with Progress(console=Console(stderr=True), transient=True) as progress:
             task = progress.add_task("train", total=epochs)
             try:

@@ -9,11 +9,14 @@ and line) or an unknown id exits with status 2 and one line saying what to fix.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from lemmata.provers.refine.trace import ProblemTrace
+
+__all__ = ["load_traces", "register"]
 
 
 def _prove_draw(
@@ -44,16 +47,8 @@ def _prove_draw(
 ) -> None:
     """Draw the proof-search tree of each problem in a trace to PNG."""
     from lemmata.provers.refine.draw import draw_trees, select_traces
-    from lemmata.provers.refine.trace import read_trace
 
-    if not trace.exists():
-        raise typer.BadParameter(f"no such file or folder: {trace}", param_hint="TRACE")
-    try:
-        traces = read_trace(trace)
-    except (ValueError, UnicodeDecodeError, OSError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="TRACE") from None
-    if not traces:
-        raise typer.BadParameter(f"no searches recorded in {trace}", param_hint="TRACE")
+    traces = load_traces(trace, "TRACE")
     try:
         select_traces(traces, ids, trace)
     except ValueError as exc:
@@ -63,6 +58,22 @@ def _prove_draw(
     folder = out if out is not None else (trace if trace.is_dir() else trace.parent)
     for png in draw_trees(trace, folder, ids, max_nodes=max_nodes):
         typer.echo(str(png))
+
+
+def load_traces(path: Path, hint: str) -> list[ProblemTrace]:
+    """The searches recorded in ``path`` (a trace file or a folder of them); a missing path,
+    a line that is not a trace record, or no search at all is a usage error naming it."""
+    from lemmata.provers.refine.trace import read_trace
+
+    if not path.exists():
+        raise typer.BadParameter(f"no such file or folder: {path}", param_hint=hint)
+    try:
+        found = read_trace(path)
+    except (ValueError, UnicodeDecodeError, OSError) as exc:
+        raise typer.BadParameter(str(exc), param_hint=hint) from None
+    if not found:
+        raise typer.BadParameter(f"no searches recorded in {path}", param_hint=hint)
+    return found
 
 
 def register(app: typer.Typer) -> None:
