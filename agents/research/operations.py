@@ -1,0 +1,113 @@
+"""The research operation (see :mod:`lemmata.operations`): explore a database or a folder of
+CSV/Parquet files on its own and report verifiable insights (DDR).
+
+>>> from lemmata.agents.research.operations import research          # doctest: +SKIP
+>>> research(source="shop.sqlite").payload.insights[0]["statement"]   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from lemmata.operations import Operation, OperationContext, Outcome, operation
+
+__all__ = ["OPERATIONS", "ResearchInput", "ResearchOutput", "research"]
+
+
+class ResearchInput(BaseModel):
+    source: str = Field(min_length=1, description="a SQLite file, or a folder of CSV/Parquet files")
+    out_dir: str | None = Field(
+        None, description="where to write the report (default: data_dir/research/NAME-TIME)"
+    )
+    entity: str | None = Field(None, description="focus on one entity: column=value")
+    budget_turns: int = Field(40, ge=1, le=10_000)
+    budget_seconds: float = Field(120.0, gt=0, le=3600)
+    top: int = Field(10, ge=1, le=200, description="how many insights to return")
+
+
+class ResearchOutput(BaseModel):
+    insights: list[dict[str, Any]] = Field(description="the best insights, each with its evidence")
+    total: int = Field(description="how many insights the run found")
+    report: str = Field(description="the report's folder")
+    stats: dict[str, Any]
+
+
+_SOURCE = re.compile(r"(?P<path>(?:[\w./~-])+\.(?:sqlite3?|db|csv|parquet))\b", re.I)
+_FOLDER = re.compile(r"\b(?:folder|directory|dir|data ?set)\s+(?P<path>[\w./~-]+/?)", re.I)
+_ENTITY = re.compile(r"\b(?:about|for|focus(?:ing)? on)\s+(?P<e>[A-Za-z_]\w*\s*=\s*[\w.-]+)")
+
+
+def _extract(text: str) -> dict[str, Any] | None:
+    m = _SOURCE.search(text) or _FOLDER.search(text)
+    if not m:
+        return None
+    path = m["path"]
+    if path.lower().endswith((".csv", ".parquet")):
+        path = str(Path(path).parent) if "/" in path else "."
+    out: dict[str, Any] = {"source": path}
+    e = _ENTITY.search(text)
+    if e:
+        out["entity"] = re.sub(r"\s+", "", e["e"])
+    return out
+
+
+@operation(
+    "research",
+    read_only=True,
+    time_limit_s=3700,
+    examples=(
+        "Explore the database shop.sqlite and tell me what stands out.",
+        "What insights are in data/clinic.db?",
+        "Research the CSV files in the folder data/sales/",
+        "Analyse hospital.sqlite for patient_id=42",
+    ),
+    extract=_extract,
+)
+def research(args: ResearchInput, ctx: OperationContext) -> ResearchOutput | Outcome:
+    """Explore a database (SQLite, or a folder of CSV/Parquet files) on its own and report
+    insights (trends, outliers, correlations, differences), each checked against the data with
+    the query that shows it; the source is never modified."""
+    from lemmata.agents.research.run import research as run_research
+
+    source = Path(args.source).expanduser()
+    out = (
+        Path(args.out_dir)
+        if args.out_dir
+        else ctx.settings.data_dir
+        / "research"
+        / f"{source.stem or 'data'}-{time.strftime('%Y%m%d-%H%M%S')}"
+    )
+
+    def on_step(state: Any) -> None:
+        turns = state.get("turns", 0)
+        ctx.report(f"research: turn {turns}", turns / max(1, args.budget_turns))
+
+    report = run_research(
+        source,
+        out,
+        entity=args.entity,
+        budget_turns=args.budget_turns,
+        budget_seconds=min(args.budget_seconds, (ctx.remaining() or args.budget_seconds) * 0.9),
+        model=ctx.model,
+        figures=False,
+        on_step=on_step,
+    )
+    payload = ResearchOutput(
+        insights=[i.public() for i in report.insights[: args.top]],
+        total=len(report.insights),
+        report=str(report.out_dir),
+        stats=report.stats,
+    )
+    if not report.insights:
+        return Outcome(
+            payload, "failed", "no insight held up against the data", "give it more turns"
+        )
+    return payload
+
+
+OPERATIONS: list[Operation] = [research]

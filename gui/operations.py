@@ -1,0 +1,229 @@
+"""GUI operations (see :mod:`lemmata.operations`): ``ground`` an instruction on a screenshot,
+and ``act`` on a page (ground the instruction on its rendering in headless Chromium, then
+click there or type into it).
+
+>>> from lemmata.gui.operations import ground                              # doctest: +SKIP
+>>> ground(image="shot.png", instruction="open the settings").payload.point  # doctest: +SKIP
+[1204.0, 38.5]
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from lemmata.operations import Operation, OperationContext, Outcome, operation
+
+if TYPE_CHECKING:
+    from lemmata.gui.ground import Grounder, Grounding
+
+__all__ = ["ActInput", "ActOutput", "GroundInput", "GroundOutput", "OPERATIONS", "act", "ground"]
+
+
+class GroundInput(BaseModel):
+    image: str = Field(min_length=1, description="path of the screenshot (PNG, JPEG, WebP)")
+    instruction: str = Field(min_length=1, max_length=500, description="what to find or click")
+    heatmap: str | None = Field(
+        None, description="write the fused heatmap over the screenshot here (PNG)"
+    )
+
+
+class GroundOutput(BaseModel):
+    instruction: str
+    point: list[float] | None = Field(description="where to click, in image pixels")
+    bbox: list[float] | None
+    score: float
+    abstained: bool
+    anchors: dict[str, Any] = Field(default_factory=dict)
+    size: list[int]
+    heatmap: str | None = None
+
+
+class ActInput(BaseModel):
+    page: str = Field(min_length=1, description="an .html file, or the page's HTML itself")
+    instruction: str = Field(min_length=1, max_length=500, description="what to click or type into")
+    action: Literal["click", "type"] = "click"
+    text: str | None = Field(None, max_length=10_000, description="for type: the text to type")
+    width: int = Field(1280, ge=200, le=4000)
+    height: int = Field(800, ge=200, le=4000)
+    screenshot: str | None = Field(None, description="save the page after the action here (PNG)")
+
+
+class ActOutput(BaseModel):
+    instruction: str
+    action: str
+    point: list[float] | None
+    score: float
+    hit: dict[str, Any] | None = Field(description="the element the click landed on")
+    observation: str
+    screenshot: str | None = None
+
+
+def _grounder(ctx: OperationContext) -> Grounder:
+    from lemmata.gui.ground import Grounder
+
+    grounder: Grounder = ctx.resource(("grounder",), lambda: Grounder(settings=ctx.settings))
+    return grounder
+
+
+def _output(g: Grounding, heatmap: str | None = None) -> GroundOutput:
+    d = g.to_dict()
+    return GroundOutput(instruction=g.instruction, heatmap=heatmap, **d)
+
+
+_IMAGE = re.compile(r"(?P<path>(?:[\w./~-]|\\ )+\.(?:png|jpe?g|webp|bmp))\b", re.I)
+_PAGE = re.compile(r"(?P<path>(?:[\w./~-])+\.html?)\b", re.I)
+_FILLER = re.compile(
+    r"\b(?:on|in|of|at|from|for|within)\s+(?:the\s+)?(?:screenshot|screen|image|page|file)?\s*$",
+    re.I,
+)
+_LEAD = re.compile(
+    r"^\s*(?:please\s+)?(?:(?:in|on)\s+(?:the\s+)?(?:screenshot|screen|image|page)\s*,?\s*)?",
+    re.I,
+)
+
+
+def _instruction(text: str, path: str) -> str:
+    rest = text.replace(path, " ")
+    rest = re.sub(r"\b(?:screenshot|screen shot|image)\s*(?=[,:]|$)", " ", rest, flags=re.I)
+    rest = _LEAD.sub("", rest)
+    rest = re.sub(r"\s+", " ", rest).strip(" ,:;.")
+    rest = _FILLER.sub("", rest).strip(" ,:;.")
+    rest = re.sub(r"^(?:where is|locate|find|ground)\s+", "", rest, flags=re.I)
+    return rest
+
+
+def _extract_ground(text: str) -> dict[str, Any] | None:
+    m = _IMAGE.search(text)
+    if not m:
+        return None
+    instruction = _instruction(text, m["path"])
+    return {"image": m["path"], "instruction": instruction} if instruction else None
+
+
+def _extract_act(text: str) -> dict[str, Any] | None:
+    m = _PAGE.search(text)
+    if not m:
+        return None
+    instruction = _instruction(text, m["path"])
+    typed = re.search(
+        r"\btype\s+[\"'“](?P<t>[^\"'”]+)[\"'”]\s+(?:in|into)\s+(?P<target>.+)$", instruction, re.I
+    )
+    if typed:
+        return {
+            "page": m["path"],
+            "instruction": typed["target"].strip(),
+            "action": "type",
+            "text": typed["t"],
+        }
+    return {"page": m["path"], "instruction": instruction} if instruction else None
+
+
+@operation(
+    "gui",
+    read_only=True,
+    idempotent=True,
+    time_limit_s=120,
+    examples=(
+        "Where is the settings button in screenshot.png?",
+        "In shot.png, find the search field.",
+        "Ground 'close the dialog' on screen.jpg",
+        "Which element of login.png is the password input?",
+    ),
+    extract=_extract_ground,
+)
+def ground(args: GroundInput, ctx: OperationContext) -> GroundOutput | Outcome:
+    """Find where an instruction points on a screenshot (Trifuse: OCR text and icon anchors,
+    Consensus-SinglePeak fusion); it abstains rather than guess when nothing matches."""
+    from lemmata.errors import ImageError
+
+    path = Path(args.image).expanduser()
+    if not path.is_file():
+        raise ImageError(f"no screenshot at {path}: give the path of a PNG, JPEG or WebP file")
+    ctx.report("reading the screen (OCR, icons)", 0.2)
+    g = _grounder(ctx).ground(str(path), args.instruction)
+    heatmap = None
+    if args.heatmap:
+        from lemmata.gui.draw import draw_grounding
+
+        draw_grounding(str(path), g).save(args.heatmap)
+        heatmap = args.heatmap
+    out = _output(g, heatmap)
+    if g.abstained:
+        return Outcome(
+            out,
+            "failed",
+            f"nothing on the screen matches {args.instruction!r} well enough (best score {g.score:.2f})",
+            "name the element by its visible text, or describe the icon",
+        )
+    return out
+
+
+@operation(
+    "gui",
+    destructive=True,
+    time_limit_s=180,
+    examples=(
+        "On form.html click the Submit button.",
+        "Open page.html and press Save.",
+        'In settings.html type "alice" into the user name field.',
+    ),
+    extract=_extract_act,
+)
+def act(args: ActInput, ctx: OperationContext) -> ActOutput | Outcome:
+    """Act on a web page: render it in headless Chromium, ground the instruction on the
+    screenshot, then click there (or click and type the text)."""
+    from lemmata.environments.screen import ScreenEnvironment
+    from lemmata.errors import UsageError
+
+    if args.action == "type" and not args.text:
+        raise UsageError("action type needs text: the text to type")
+    source = Path(args.page).expanduser()
+    html = args.page
+    if args.page.strip().lower().endswith((".html", ".htm")) and "<" not in args.page:
+        if not source.is_file():
+            raise UsageError(f"no page at {source}: give an .html file or the HTML itself")
+        html = source.read_text(encoding="utf-8", errors="replace")
+    with ScreenEnvironment(html, width=args.width, height=args.height) as env:
+        ctx.report("rendering the page", 0.1)
+        screen = env.reset()
+        g = _grounder(ctx).ground(screen.payload["image"], args.instruction)
+        point = [round(v, 1) for v in g.point] if g.point else None
+        if g.abstained or g.point is None:
+            return Outcome(
+                ActOutput(
+                    instruction=args.instruction,
+                    action=args.action,
+                    point=point,
+                    score=round(g.score, 4),
+                    hit=None,
+                    observation="abstained: nothing was clicked",
+                ),
+                "failed",
+                f"nothing on the page matches {args.instruction!r} well enough",
+                "name the element by its visible text",
+            )
+        ctx.report("acting", 0.7)
+        obs = env.step({"type": "click", "x": g.point[0], "y": g.point[1]})
+        hit = obs.payload.get("hit")
+        if args.action == "type":
+            obs = env.step({"type": "type", "text": args.text})
+        shot = None
+        if args.screenshot:
+            Path(args.screenshot).write_bytes(obs.payload["png"])
+            shot = args.screenshot
+        return ActOutput(
+            instruction=args.instruction,
+            action=args.action,
+            point=point,
+            score=round(g.score, 4),
+            hit=hit,
+            observation=obs.text,
+            screenshot=shot,
+        )
+
+
+OPERATIONS: list[Operation] = [ground, act]

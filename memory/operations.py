@@ -1,0 +1,274 @@
+"""PlugMem's operations (see :mod:`lemmata.operations`): ``remember``, ``recall``, ``forget`` and
+``reason``, each confined to one namespace (user, agent, session).
+
+The memory lives in ``data_dir/memory`` (the settings' data folder); one :class:`Memory` is
+opened per context and shared by the calls, each call scoped to its namespace.
+
+>>> from lemmata.memory.operations import recall       # doctest: +SKIP
+>>> recall(namespace={"user": "alice"}, query="Where does Alice live?").payload.items  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from lemmata.memory.types import Item
+from lemmata.operations import Operation, OperationContext, Outcome, Scope, operation
+
+if TYPE_CHECKING:
+    from lemmata.memory.core import Memory
+
+__all__ = [
+    "ForgetInput",
+    "ForgetOutput",
+    "OPERATIONS",
+    "RecallInput",
+    "RecallOutput",
+    "ReasonOutput",
+    "RememberInput",
+    "RememberOutput",
+    "forget",
+    "open_memory",
+    "recall",
+    "reason",
+    "remember",
+]
+
+
+def open_memory(ctx: OperationContext, scope: Scope) -> Memory:
+    """The context's memory (opened once, in ``data_dir/memory``) under ``scope``."""
+    from lemmata.memory.core import Memory
+
+    root = ctx.settings.data_dir / "memory"
+    base: Memory = ctx.resource(
+        ("memory", str(root)), lambda: Memory(root, settings=ctx.settings, model=ctx.model)
+    )
+    return base.scoped(user=scope.user, agent=scope.agent, session=scope.session)
+
+
+_NS = Field(
+    None,
+    description="whose memory: {user, agent?, session?}; taken from the signed-in user when "
+    "the surface has one",
+)
+
+
+class RememberInput(BaseModel):
+    namespace: Scope | None = _NS
+    text: str = Field(min_length=1, max_length=100_000, description="what to remember")
+    speaker: str | None = Field(None, max_length=200, description="who said it")
+    timestamp: str | None = Field(
+        None, description='when it happened (ISO 8601 or "1:56 pm on 8 May, 2023")'
+    )
+
+
+class RememberOutput(BaseModel):
+    episode: str = Field(description="the id of the stored episode")
+    facts_added: int
+    procedures_added: int
+    items: list[Item] = Field(description="the knowledge now derived from this episode")
+
+
+class RecallInput(BaseModel):
+    namespace: Scope | None = _NS
+    query: str = Field(min_length=1, max_length=2000, description="what to look for")
+    k: int = Field(5, ge=1, le=100, description="at most this many items")
+    budget_tokens: int | None = Field(None, ge=1, le=100_000)
+    as_of: str | None = Field(None, description="what was true at this time (ISO 8601)")
+
+
+class RecallOutput(BaseModel):
+    query: str
+    items: list[Item]
+    context: str = Field(description="the items as prompt lines, each with its id")
+
+
+class ForgetInput(BaseModel):
+    namespace: Scope | None = _NS
+    ids: list[str] = Field(
+        default_factory=list, max_length=1000, description="item or episode ids to remove"
+    )
+    about: str | None = Field(
+        None, min_length=1, max_length=2000, description="remove the items recall finds for this"
+    )
+    limit: int = Field(3, ge=1, le=50, description="with `about`, remove at most this many")
+
+
+class ForgetOutput(BaseModel):
+    items: list[str]
+    episodes: list[str]
+
+
+class ReasonOutput(BaseModel):
+    query: str
+    answer: str | None = Field(description="the model's answer; None offline")
+    cited: list[str]
+    items: list[Item]
+    model: str
+
+
+_ID = re.compile(r"\b(?:ep|fact|proc|item)_[0-9a-f]{8,32}\b")
+_REMEMBER = re.compile(
+    r"^\s*(?:please\s+)?(?:remember|note|memori[sz]e|keep in mind|don'?t forget|store|"
+    r"save|record)\b(?:\s+(?:that|this|:))?\s*[:,-]?\s*(?P<text>.+)$",
+    re.I | re.S,
+)
+_RECALL = re.compile(
+    r"^\s*(?:please\s+)?(?:recall|look up|search (?:my )?memory for|"
+    r"what do you (?:remember|know) about|do you remember)\s*[:,-]?\s*(?P<text>.+)$",
+    re.I | re.S,
+)
+_FORGET = re.compile(
+    r"^\s*(?:please\s+)?(?:forget|delete|erase|remove)\b(?:\s+(?:what|everything)\s+"
+    r"(?:i (?:said|told you)|you know)\s+about)?\s*[:,-]?\s*(?P<text>.+)$",
+    re.I | re.S,
+)
+_REASON = re.compile(r"^\s*(?:please\s+)?(?:explain|reason about|summari[sz]e|why)\b", re.I)
+
+
+def _extract_remember(text: str) -> dict[str, Any] | None:
+    m = _REMEMBER.match(text)
+    if not m or not m["text"].strip():
+        return None
+    return {"text": m["text"].strip()}
+
+
+def _extract_query(text: str) -> dict[str, Any] | None:
+    m = _RECALL.match(text)
+    query = (m["text"] if m else text).strip()
+    return {"query": query} if query else None
+
+
+def _extract_forget(text: str) -> dict[str, Any] | None:
+    m = _FORGET.match(text)
+    if not m:
+        return None
+    ids = _ID.findall(text)
+    if ids:
+        return {"ids": ids}
+    about = m["text"].strip().rstrip(".")
+    return {"about": about} if about else None
+
+
+@operation(
+    "memory",
+    scoped=True,
+    time_limit_s=60,
+    examples=(
+        "Remember that my sister Ana lives in Porto.",
+        "Note: the staging database password rotates every Monday.",
+        "Please keep in mind that I am allergic to peanuts.",
+        "Save this: the meeting moved to Thursday at 3 pm.",
+    ),
+    extract=_extract_remember,
+)
+def remember(args: RememberInput, ctx: OperationContext) -> RememberOutput:
+    """Store something in long-term memory: it is kept as an episode and structured into
+    facts and procedures, each linked to the episode it came from."""
+    assert args.namespace is not None
+    mem = open_memory(ctx, args.namespace)
+    fields: dict[str, Any] = {"speaker": args.speaker, "timestamp": args.timestamp}
+    episode = mem.add_episode(args.text, **{k: v for k, v in fields.items() if v is not None})
+    ctx.report("stored the episode; structuring it", 0.5)
+    report = mem.consolidate()
+    derived = [
+        Item(id=i.id, kind="fact", text=i.statement, score=1.0, provenance=i.sources)
+        for i in mem.facts(current_only=True)
+        if episode in i.sources
+    ]
+    return RememberOutput(
+        episode=episode,
+        facts_added=report.facts_added,
+        procedures_added=report.procedures_added,
+        items=derived,
+    )
+
+
+@operation(
+    "memory",
+    scoped=True,
+    read_only=True,
+    idempotent=True,
+    time_limit_s=60,
+    examples=(
+        "What did I tell you about my sister?",
+        "Where does Ana live?",
+        "When did Caroline go to the LGBTQ support group?",
+        "What do you remember about the staging database?",
+        "Do you remember what Melanie painted last year?",
+    ),
+    extract=_extract_query,
+)
+def recall(args: RecallInput, ctx: OperationContext) -> RecallOutput:
+    """Look up what long-term memory knows about a question: the most relevant facts and
+    procedures, each with the ids of the episodes it came from."""
+    assert args.namespace is not None
+    mem = open_memory(ctx, args.namespace)
+    found = mem.retrieve(args.query, k=args.k, budget_tokens=args.budget_tokens, as_of=args.as_of)
+    return RecallOutput(query=args.query, items=list(found.items), context=found.as_context())
+
+
+@operation(
+    "memory",
+    scoped=True,
+    destructive=True,
+    idempotent=True,
+    time_limit_s=60,
+    examples=(
+        "Forget what I said about my sister.",
+        "Delete fact_0123456789abcdef from memory.",
+        "Erase everything you know about the old address.",
+    ),
+    extract=_extract_forget,
+)
+def forget(args: ForgetInput, ctx: OperationContext) -> ForgetOutput | Outcome:
+    """Remove items or episodes from long-term memory, by id or by what they are about (the
+    items recall finds for it); every removal is audited."""
+    assert args.namespace is not None
+    if not args.ids and not args.about:
+        return Outcome(
+            ForgetOutput(items=[], episodes=[]),
+            "invalid",
+            "forget needs ids or about",
+            'pass "ids": ["fact_..."] or "about": "the old address"',
+        )
+    mem = open_memory(ctx, args.namespace)
+    items = [i for i in args.ids if not i.startswith("ep_")]
+    episodes = [i for i in args.ids if i.startswith("ep_")]
+    if args.about:
+        items += [i.id for i in mem.retrieve(args.about, k=args.limit).items]
+    report = mem.forget(items, episodes=episodes)
+    out = ForgetOutput(items=report.items, episodes=report.episodes)
+    if not report.items and not report.episodes:
+        return Outcome(out, "failed", "nothing matched: no item was removed", "")
+    return out
+
+
+@operation(
+    "memory",
+    scoped=True,
+    read_only=True,
+    idempotent=True,
+    time_limit_s=120,
+    examples=(
+        "Explain why Caroline wanted to become a counselor.",
+        "Summarize what you know about my travel plans.",
+        "Why did Melanie start running?",
+    ),
+    extract=_extract_query,
+)
+def reason(args: RecallInput, ctx: OperationContext) -> ReasonOutput:
+    """Answer a question from long-term memory: with a model, an answer citing the items it
+    used; offline, the ranked items without an answer."""
+    assert args.namespace is not None
+    mem = open_memory(ctx, args.namespace)
+    r = mem.reason(args.query, k=args.k, budget_tokens=args.budget_tokens or 1500)
+    return ReasonOutput(
+        query=r.query, answer=r.answer, cited=list(r.cited), items=list(r.items), model=r.model
+    )
+
+
+OPERATIONS: list[Operation] = [remember, recall, forget, reason]

@@ -1,0 +1,135 @@
+"""Reading a proving task out of a person's words: a Coq or Lean statement (and a proof, when
+one is given), or a sum identity for the WZ prover.
+
+Used by the agent's offline router (:mod:`lemmata.agents.router`) through the operations'
+extractors. Each reader returns the arguments of an operation, or None when the text holds no
+such task.
+
+>>> identity_from_text("prove that sum_{k=0}^{n} binomial(n,k) = 2^n")["statement"]
+'Sum(binomial(n,k), (k, 0, n)) = 2**n'
+>>> coq_from_text("Prove in Coq: forall n : nat, n + 0 = n")["statement"]
+'Theorem goal : forall n : nat, n + 0 = n.'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["coq_from_text", "identity_from_text", "lean_from_text", "split_identity"]
+
+_KEYWORD = r"(?:Theorem|Lemma|Example|Fact|Corollary|Proposition|Remark)"
+_COQ_STATEMENT = re.compile(
+    rf"(?P<stmt>{_KEYWORD}\s+[A-Za-z_][\w']*[^.]*?:\s*(?:[^.]|\.(?=[^\s]))+\.)"
+    r"(?:\s*(?P<proof>Proof\..*?(?:Qed|Defined|Admitted)\.))?",
+    re.S,
+)
+_LEAN_STATEMENT = re.compile(
+    r"(?P<stmt>(?:(?:theorem|lemma)\s+[^\s:(]+|example)\s*[:({\[].*?:=)\s*(?P<proof>by\b.*)?$", re.S
+)
+_COQ_WORDS = re.compile(r"\b(?:coq|rocq|gallina)\b", re.I)
+_LEAN_WORDS = re.compile(r"\b(?:lean ?4?|mathlib)\b", re.I)
+_FORALL = re.compile(
+    r"(?:(?<=:)|(?<=^)|(?<=\s))(?P<body>(?:forall|exists)\s.+?|\(?[\w\s()+*/^-]+(?:=|<=|<|>=|>|<>)[\w\s()+*/^-]+\)?)\s*\.?\s*$",
+    re.I | re.S,
+)
+
+
+def coq_from_text(text: str) -> dict[str, Any] | None:
+    """A Coq statement (``Theorem t : ... .``, or a bare ``forall ...`` when the text names
+    Coq) and the proof after it, if any."""
+    m = _COQ_STATEMENT.search(text)
+    if m and not _LEAN_WORDS.search(text[: m.start()]):
+        out: dict[str, Any] = {"statement": m["stmt"].strip(), "backend": "coq"}
+        if m["proof"]:
+            out["proof"] = m["proof"].strip()
+        header = text[: m.start()]
+        requires = re.findall(r"(?:From\s+\w+\s+)?Require\s+(?:Import|Export)?[^.]*\.", header)
+        if requires:
+            out["header"] = "\n".join(r.strip() for r in requires)
+        return out
+    if not _COQ_WORDS.search(text):
+        return None
+    _, _, tail = text.partition(":")
+    body = (tail or text).strip()
+    fm = _FORALL.search(body)
+    if fm is None:
+        return None
+    stmt = fm["body"].strip().rstrip(".")
+    return {"statement": f"Theorem goal : {stmt}.", "backend": "coq"}
+
+
+def lean_from_text(text: str) -> dict[str, Any] | None:
+    """A Lean 4 statement (``theorem t ... :=``) and the ``by`` proof after it, if any."""
+    m = _LEAN_STATEMENT.search(text)
+    if m is None or not (
+        _LEAN_WORDS.search(text) or "ℕ" in text or ":= by" in text or ":=" in m["stmt"]
+    ):
+        return None
+    if re.search(rf"\b{_KEYWORD}\b", text) and not re.search(r"\b(?:theorem|lemma)\b", text):
+        return None
+    out: dict[str, Any] = {"statement": m["stmt"].strip(), "backend": "lean"}
+    if m["proof"] and m["proof"].strip() not in ("by", "by sorry"):
+        out["proof"] = m["proof"].strip()
+    return out
+
+
+_SUM_LATEX = re.compile(
+    r"(?:\\sum|∑|sum)\s*_\{?\s*(?P<k>[a-z])\s*=\s*(?P<lo>[^}^]+?)\s*\}?\s*\^\s*\{?\s*(?P<hi>[^}\s]+)\s*\}?\s*"
+    r"(?P<body>.+?)\s*(?:=|==|equals)\s*(?P<rhs>.+)$",
+    re.I | re.S,
+)
+_SUM_WORDS = re.compile(
+    r"(?:the\s+)?sum\s+(?:of\s+)?(?P<body>.+?)\s+(?:for|over)\s+(?P<k>[a-z])\s+"
+    r"(?:from|=)\s*(?P<lo>[^\s]+)\s+(?:to|up to|\.\.)\s+(?P<hi>[^\s,]+?)\s*,?\s*"
+    r"(?:is|equals|=|==|gives)\s+(?P<rhs>.+)$",
+    re.I | re.S,
+)
+_SUM_SYMPY = re.compile(r"(?P<lhs>Sum\(.+\))\s*(?:=|==)\s*(?P<rhs>.+)$", re.S)
+_LEAD = re.compile(
+    r"^\s*(?:please\s+)?(?:prove|show|verify|check|certify|establish)?\s*(?:that|the identity|"
+    r"this identity|the sum identity)?\s*:?\s*",
+    re.I,
+)
+_TAIL = re.compile(r"\s*(?:for (?:all|every) (?:natural )?n\b.*|\.|\?)\s*$", re.I)
+
+
+def _sympy_text(expr: str) -> str:
+    expr = expr.strip().rstrip(".?").strip()
+    expr = expr.replace("^", "**").replace("\\binom", "binomial").replace("·", "*")
+    expr = re.sub(r"\bC\(", "binomial(", expr)
+    expr = re.sub(r"binomial\{([^}]*)\}\{([^}]*)\}", r"binomial(\1,\2)", expr)
+    expr = re.sub(r"(\d+)!", r"factorial(\1)", expr)
+    expr = re.sub(r"\b([a-z])!", r"factorial(\1)", expr)
+    # implicit products as people write them: 2n, n(n+1), (n+1)(n+2)
+    expr = re.sub(r"(\d)\s*([a-z(])", r"\1*\2", expr)
+    expr = re.sub(r"(?<![A-Za-z_])([a-z])\s*\(", r"\1*(", expr)
+    expr = re.sub(r"\)\s*([a-z(])", r")*\1", expr)
+    return expr
+
+
+def split_identity(statement: str) -> tuple[str, str] | None:
+    """``(lhs, rhs)`` of ``Sum(...) = rhs``, or None."""
+    m = _SUM_SYMPY.match(statement.strip())
+    return (m["lhs"].strip(), m["rhs"].strip()) if m else None
+
+
+def identity_from_text(text: str) -> dict[str, Any] | None:
+    """A sum identity, as ``Sum(summand, (k, lo, hi)) = rhs`` for the WZ prover; from sympy
+    syntax, LaTeX-like ``sum_{k=0}^{n} ... = ...`` or words ("the sum of ... for k from 0 to
+    n is ...")."""
+    body = _TAIL.sub("", _LEAD.sub("", text.strip(), count=1))
+    m = _SUM_SYMPY.search(body)
+    if m:
+        return {"statement": f"{m['lhs'].strip()} = {_sympy_text(m['rhs'])}", "method": "wz"}
+    for pattern in (_SUM_LATEX, _SUM_WORDS):
+        m = pattern.search(body)
+        if m:
+            summand = _sympy_text(m["body"])
+            lo, hi = _sympy_text(m["lo"]), _sympy_text(m["hi"])
+            rhs = _sympy_text(_TAIL.sub("", m["rhs"]))
+            return {
+                "statement": f"Sum({summand}, ({m['k']}, {lo}, {hi})) = {rhs}",
+                "method": "wz",
+            }
+    return None
