@@ -15,6 +15,8 @@ budget; every item carries the ids of exactly the episodes it came from.
 'Alice adopted a cat named Miso yesterday (1 May 2024).'
 """
 
+from typing import TYPE_CHECKING, Any
+
 from lemmata.memory.core import ConsolidationReport, ForgetReport, Memory, Reasoning
 from lemmata.memory.extract import Extractor, ModelExtractor, OfflineExtractor
 from lemmata.memory.index import ChromaIndex, VectorIndex
@@ -32,6 +34,20 @@ from lemmata.memory.types import (
     Retrieval,
 )
 
+if TYPE_CHECKING:
+    from lemmata.memory.store import (
+        InvalidNamespace,
+        NamespaceOutOfScope,
+        PlugMemStore,
+        StoreInputError,
+    )
+
+# LangGraph's store interface (and langchain-core under it) loads only when the store is used.
+_LAZY = {
+    name: "lemmata.memory.store"
+    for name in ("InvalidNamespace", "NamespaceOutOfScope", "PlugMemStore", "StoreInputError")
+}
+
 __all__ = [
     "AuditEntry",
     "ChromaIndex",
@@ -41,17 +57,32 @@ __all__ = [
     "Fact",
     "FactInput",
     "ForgetReport",
+    "InvalidNamespace",
     "Item",
     "Memory",
     "MemoryLog",
     "ModelExtractor",
     "Namespace",
+    "NamespaceOutOfScope",
     "OfflineExtractor",
+    "PlugMemStore",
     "Procedure",
     "ProcedureInput",
     "Reasoning",
     "Retrieval",
     "RetrievalConfig",
     "StoreError",
+    "StoreInputError",
     "VectorIndex",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lemmata.memory' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -7,9 +7,18 @@ when the namespace has one) in its ``WHERE`` clause; no method takes an id alone
 Tables: ``episodes``; ``items`` (facts and procedures); ``item_sources`` (item -> episode, the
 provenance edges); ``item_context`` (the episodes whose words an item is also searched by);
 ``item_terms`` (tags and entities); ``subgoals``; ``items_fts`` (FTS5 with the
-Porter stemmer, BM25-ranked); ``audit``; ``meta``. ``items.indexed`` says whether the vector
-index has the item, so an index that fell behind (a crash between the two writes) is caught up
-on the next open.
+Porter stemmer, BM25-ranked); ``audit``; ``meta``; ``documents``. ``items.indexed`` says
+whether the vector index has the item, so an index that fell behind (a crash between the two
+writes) is caught up on the next open.
+
+``documents`` holds the key-value documents of :class:`~lemmata.memory.store.PlugMemStore`
+(LangGraph's store): ``ns`` is the whole LangGraph namespace with its labels joined by ``.``
+(a label never holds one), ``user``/``agent``/``session`` its first three labels as a PlugMem
+namespace, ``value`` JSON, ``vectors`` the float32 embeddings of its indexed texts (one row
+each, from the ``paths`` given at put time) tagged with the ``embedder`` that made them. The
+store module owns its queries; they name ``user`` and ``agent`` as far as the LangGraph
+namespace or search prefix reaches (an unpinned store's search of every namespace, which
+LangGraph's API allows, names neither).
 """
 
 from __future__ import annotations
@@ -93,6 +102,14 @@ END;
 CREATE TRIGGER IF NOT EXISTS item_counts_remove AFTER DELETE ON items BEGIN
     UPDATE item_counts SET n = n - 1 WHERE user = OLD.user AND agent = OLD.agent;
 END;
+CREATE TABLE IF NOT EXISTS documents (
+    user TEXT NOT NULL, agent TEXT NOT NULL, session TEXT, ns TEXT NOT NULL, key TEXT NOT NULL,
+    value TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
+    ttl REAL, expires_at REAL, paths TEXT, embedder TEXT, vectors BLOB,
+    PRIMARY KEY (user, agent, ns, key)
+);
+CREATE INDEX IF NOT EXISTS documents_expiry ON documents (user, agent, expires_at)
+    WHERE expires_at IS NOT NULL;
 """
 
 
@@ -200,6 +217,11 @@ class MemoryLog:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+
+    def read(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        """Run one read query under the log's lock: for a module that owns a table of this
+        file (the LangGraph store's ``documents``); its writes go through :meth:`transaction`."""
+        return self._read(sql, args)
 
     def _read(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
