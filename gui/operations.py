@@ -41,6 +41,12 @@ class GroundOutput(BaseModel):
     size: list[int]
     heatmap: str | None = None
 
+    def describe(self) -> str:
+        if self.abstained or self.point is None:
+            return f"No element matches {self.instruction!r} (best score {self.score:.2f})."
+        x, y = self.point
+        return f"{self.instruction!r} is at ({x:.0f}, {y:.0f}) (score {self.score:.2f})."
+
 
 class ActInput(BaseModel):
     page: str = Field(min_length=1, description="an .html file, or the page's HTML itself")
@@ -60,6 +66,9 @@ class ActOutput(BaseModel):
     hit: dict[str, Any] | None = Field(description="the element the click landed on")
     observation: str
     screenshot: str | None = None
+
+    def describe(self) -> str:
+        return f"{self.action} for {self.instruction!r}: {self.observation}"
 
 
 def _grounder(ctx: OperationContext) -> Grounder:

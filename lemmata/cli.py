@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -527,6 +527,45 @@ def convert_lean(
     )
     tmp.replace(out)  # all or nothing: an existing file is never left half-written
     typer.echo(f"{len(records)} theorems from {len(files) - len(problems)} file(s) -> {out}")
+
+
+@app.command("mcp")
+def mcp_command(
+    ctx: typer.Context,
+    transport: Annotated[
+        Literal["stdio", "http"],
+        typer.Option(
+            "--transport",
+            "-t",
+            help="stdio (for a client that starts this process) or http (streamable HTTP at "
+            "/mcp; needs LEMMATA_MCP_TOKEN).",
+        ),
+    ] = "stdio",
+    tools: Annotated[
+        str | None,
+        typer.Option(
+            "--tools", help="Only these capabilities, comma separated (e.g. memory,provers)."
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option("--host", help="With http: the address to listen on.")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[
+        int, typer.Option("--port", min=1, max=65535, help="With http: the port to listen on.")
+    ] = 8765,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user",
+            help="Confine memory tools to this user (with http: the user LEMMATA_MCP_TOKEN "
+            "stands for; default LEMMATA_MCP_USER).",
+        ),
+    ] = None,
+) -> None:
+    """Serve Lemmata's operations as MCP tools (stdio, or streamable HTTP with a bearer token)."""
+    from lemmata.mcp_server import serve
+
+    serve(_state(ctx).settings, transport=transport, tools=tools, host=host, port=port, user=user)
 
 
 def main(argv: list[str] | None = None) -> None:

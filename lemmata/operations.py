@@ -112,6 +112,35 @@ class Envelope(BaseModel, Generic[P]):
         head = f"{self.operation}: {self.status} ({self.elapsed_ms:.0f} ms)"
         return head if self.ok or not self.reason else f"{head}: {self.reason}"
 
+    def text(self) -> str:
+        """The result for people: the payload's own ``describe()`` when it has one (a proof,
+        the recalled items, a click point), with the reason and hint when it did not succeed."""
+        body = ""
+        describe = getattr(self.payload, "describe", None)
+        if callable(describe):
+            body = str(describe())
+        elif self.payload is not None:
+            import json
+
+            dumped = (
+                self.payload.model_dump(mode="json")
+                if isinstance(self.payload, BaseModel)
+                else self.payload
+            )
+            body = json.dumps(dumped, ensure_ascii=False, default=str)[:2000]
+        if self.ok:
+            return body or self.summary()
+        lines = []
+        if not body or (self.reason and self.reason not in body):
+            lines.append(
+                f"{self.operation} {self.status}: {self.reason}" if self.reason else self.summary()
+            )
+        if body:
+            lines.append(body)
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
+        return "\n".join(lines)
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -164,7 +193,9 @@ class OperationContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     deadline: float | None = None
     operation: str = ""
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # Re-entrant: a resource's factory may itself ask for another (memory -> embedder).
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    _parent: threading.Event | None = field(default=None, repr=False)
 
     @classmethod
     def default(cls, **kwargs: Any) -> OperationContext:
@@ -172,6 +203,11 @@ class OperationContext:
         from lemmata.settings import Settings
 
         return cls(settings=kwargs.pop("settings", None) or Settings.load(), **kwargs)
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether this call, or the caller it was made for, was cancelled."""
+        return self.cancel.is_set() or (self._parent is not None and self._parent.is_set())
 
     def resource(self, key: Any, factory: Callable[[], Any]) -> Any:
         """The cached object under ``key``, made by ``factory()`` on first use."""
@@ -186,7 +222,7 @@ class OperationContext:
 
     def report(self, message: str, fraction: float | None = None, **data: Any) -> None:
         """Tell whoever streams the call how far it got."""
-        if self.cancel.is_set():
+        if self.cancelled:
             raise Cancelled(f"{self.operation or 'the operation'} was cancelled")
         if self.progress is not None:
             event: dict[str, Any] = {"operation": self.operation, "message": message}
@@ -210,6 +246,7 @@ class OperationContext:
             deadline=time.monotonic() + limit,
             operation=operation,
             _lock=self._lock,
+            _parent=self.cancel,
         )
 
 

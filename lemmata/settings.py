@@ -118,6 +118,18 @@ class Settings(BaseSettings):
     )
     embed_batch_size: int = Field(default=64, ge=1, le=4096)
     embed_cache: bool = Field(default=True, description="Cache embeddings on disk by text hash.")
+    mcp_token: SecretStr | None = Field(
+        default=None,
+        description="Bearer token that `lemmata mcp --transport http` requires of every request "
+        "(clients send `Authorization: Bearer <token>`); the server refuses to start over HTTP "
+        "without one.",
+    )
+    mcp_user: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The memory user that mcp_token stands for: memory tools over HTTP read and "
+        "write only this user's namespace (`lemmata mcp --user NAME` overrides it).",
+    )
 
     @field_validator("model", "api_base")
     @classmethod
@@ -130,6 +142,20 @@ class Settings(BaseSettings):
         if any(c.isspace() for c in value):
             raise ValueError("must not contain spaces")
         return value
+
+    @field_validator("mcp_token")
+    @classmethod
+    def _token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None  # an empty token is no token: HTTP then refuses to start
+        if any(c.isspace() for c in value.get_secret_value()):
+            raise ValueError("must not contain spaces")
+        return value
+
+    @field_validator("mcp_user")
+    @classmethod
+    def _user(cls, value: str | None) -> str | None:
+        return (value.strip() or None) if value is not None else None
 
     @field_validator("api_base")
     @classmethod
@@ -282,7 +308,7 @@ def _explain(
     if field in overrides:
         return ConfigError(f"setting {field}={overrides[field]!r}: {problem}")
     if env_name in os.environ:
-        shown = "(hidden)" if field == "api_key" else repr(os.environ[env_name])
+        shown = "(hidden)" if field in ("api_key", "mcp_token") else repr(os.environ[env_name])
         return ConfigError(f"{env_name}={shown}: {problem}")
     if field in file_values and path is not None:
         return SettingsFileError(str(path), _line_of(text, field), f"{field}: {problem}")

@@ -19,6 +19,7 @@ from lemmata.memory.types import Item
 from lemmata.operations import Operation, OperationContext, Outcome, Scope, operation
 
 if TYPE_CHECKING:
+    from lemmata.embeddings import Embedder
     from lemmata.memory.core import Memory
 
 __all__ = [
@@ -32,10 +33,19 @@ __all__ = [
     "RememberOutput",
     "forget",
     "open_memory",
+    "shared_embedder",
     "recall",
     "reason",
     "remember",
 ]
+
+
+def shared_embedder(ctx: OperationContext) -> Embedder:
+    """The context's embedder (loaded once, shared by memory, the router and the store)."""
+    from lemmata.embeddings import get_embedder
+
+    embedder: Embedder = ctx.resource(("embedder",), lambda: get_embedder(ctx.settings))
+    return embedder
 
 
 def open_memory(ctx: OperationContext, scope: Scope) -> Memory:
@@ -44,7 +54,8 @@ def open_memory(ctx: OperationContext, scope: Scope) -> Memory:
 
     root = ctx.settings.data_dir / "memory"
     base: Memory = ctx.resource(
-        ("memory", str(root)), lambda: Memory(root, settings=ctx.settings, model=ctx.model)
+        ("memory", str(root)),
+        lambda: Memory(root, settings=ctx.settings, model=ctx.model, embedder=shared_embedder(ctx)),
     )
     return base.scoped(user=scope.user, agent=scope.agent, session=scope.session)
 
@@ -71,6 +82,17 @@ class RememberOutput(BaseModel):
     procedures_added: int
     items: list[Item] = Field(description="the knowledge now derived from this episode")
 
+    def describe(self) -> str:
+        lines = [f"Remembered (episode {self.episode}; {self.facts_added} new facts)."]
+        lines += [f"- {i.text}" for i in self.items[:10]]
+        return "\n".join(lines)
+
+
+def _items_text(items: list[Item], empty: str) -> str:
+    if not items:
+        return empty
+    return "\n".join(f"- {i.text} [{i.id}; from {', '.join(i.provenance)}]" for i in items)
+
 
 class RecallInput(BaseModel):
     namespace: Scope | None = _NS
@@ -84,6 +106,9 @@ class RecallOutput(BaseModel):
     query: str
     items: list[Item]
     context: str = Field(description="the items as prompt lines, each with its id")
+
+    def describe(self) -> str:
+        return _items_text(self.items, "Nothing in memory matches.")
 
 
 class ForgetInput(BaseModel):
@@ -101,6 +126,9 @@ class ForgetOutput(BaseModel):
     items: list[str]
     episodes: list[str]
 
+    def describe(self) -> str:
+        return f"Forgot {len(self.items)} items and {len(self.episodes)} episodes."
+
 
 class ReasonOutput(BaseModel):
     query: str
@@ -108,6 +136,12 @@ class ReasonOutput(BaseModel):
     cited: list[str]
     items: list[Item]
     model: str
+
+    def describe(self) -> str:
+        known = _items_text(self.items, "Nothing in memory matches.")
+        if self.answer is None:
+            return f"From memory (offline, no model):\n{known}"
+        return f"{self.answer}\n\nFrom memory:\n{known}"
 
 
 _ID = re.compile(r"\b(?:ep|fact|proc|item)_[0-9a-f]{8,32}\b")
@@ -130,6 +164,8 @@ _REASON = re.compile(r"^\s*(?:please\s+)?(?:explain|reason about|summari[sz]e|wh
 
 
 def _extract_remember(text: str) -> dict[str, Any] | None:
+    if text.rstrip().endswith("?"):
+        return None
     m = _REMEMBER.match(text)
     if not m or not m["text"].strip():
         return None

@@ -73,6 +73,18 @@ class ProofOutput(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
     elapsed_s: float = 0.0
 
+    def describe(self) -> str:
+        where = f"{self.method}, {self.backend}, {self.elapsed_s:.1f} s"
+        if self.verdict == "proved":
+            kind = "Lean 4 sketch" if self.method == "wz" else "proof"
+            body = f"\n{kind}:\n{self.proof}" if self.proof else ""
+            if self.method == "wz" and self.details.get("certificate"):
+                body = f"\ncertificate R(n, k) = {self.details['certificate']}" + body
+            return f"Proved ({where}).{body}"
+        failure = self.failure or {}
+        what = failure.get("message") or "; ".join(self.messages[:2])
+        return f"Not proved: {self.verdict} ({where}){': ' + what if what else ''}"
+
 
 def _verifier(ctx: OperationContext, backend: str) -> tuple[Verifier, threading.Lock]:
     from lemmata.provers import make_verifier
@@ -166,6 +178,7 @@ def check(args: CheckInput, ctx: OperationContext) -> ProofOutput | Outcome:
         "Prove that the sum of binomial(n, k) for k from 0 to n is 2^n.",
         "Show sum_{k=0}^{n} k = n(n+1)/2",
         "Find a proof of this Lean theorem: theorem t (n : ℕ) : n * 1 = n :=",
+        "Prove that the square root of two is irrational.",
     ),
     extract=_extract_prove,
 )

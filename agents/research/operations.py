@@ -36,6 +36,11 @@ class ResearchOutput(BaseModel):
     report: str = Field(description="the report's folder")
     stats: dict[str, Any]
 
+    def describe(self) -> str:
+        lines = [f"{self.total} insights (report in {self.report}); the best:"]
+        lines += [f"- {i.get('statement', i)}" for i in self.insights[:5]]
+        return "\n".join(lines)
+
 
 _SOURCE = re.compile(r"(?P<path>(?:[\w./~-])+\.(?:sqlite3?|db|csv|parquet))\b", re.I)
 _FOLDER = re.compile(r"\b(?:folder|directory|dir|data ?set)\s+(?P<path>[\w./~-]+/?)", re.I)

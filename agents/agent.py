@@ -1,0 +1,700 @@
+"""``lemmata.Agent``: a LangGraph supervisor over the operations registry.
+
+Hand it a task in words; it picks the operation (prove, check, remember, recall, forget,
+ground, act, research), fills in the arguments, runs it and answers from the result:
+
+- **with a model** (litellm tool calling, any provider): the model chooses operations and writes
+  their arguments, reads each result envelope and answers; a reply that names no tool is the
+  answer, a tool that does not exist or bad arguments come back to it as an ``invalid``
+  envelope to correct;
+- **with none** (the embedded default): the offline router (:mod:`lemmata.agents.router`)
+  recognises the task from its form and words, extracts the arguments, runs the operation and
+  answers from its envelope, or says plainly that it cannot route the task and why.
+
+Memory is part of every run: what memory holds about the task is recalled first (into the
+model's prompt, and as evidence for the router), and the exchange is recorded afterwards as
+episodes in the user's namespace (the thread is the session; the operations run are recorded as
+actions with their outcome). Threads are checkpointed in SQLite (LangGraph's saver) and
+resumable; :meth:`Agent.stream` yields progress from inside the operations; destructive
+operations (forget, GUI actions) pause for approval with ``interrupt()`` unless allowed up
+front; budgets (model calls, tool calls, seconds) are enforced per run and reported.
+
+>>> agent = Agent(user="alice")                                            # doctest: +SKIP
+>>> agent.run("Prove in Coq: forall n : nat, n + 0 = n").answer            # doctest: +SKIP
+'Proved (refine, coq, 0.9 s).\\nproof:\\nintros.\\nlia.'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+
+from lemmata.errors import LemmataError, UsageError
+from lemmata.operations import Envelope, OperationContext, Registry, Scope
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.graph.state import CompiledStateGraph
+
+    from lemmata.agents.router import Router
+    from lemmata.embeddings import Embedder
+    from lemmata.llm.base import ChatModel
+    from lemmata.llm.types import Message
+    from lemmata.settings import Settings
+
+__all__ = ["Agent", "AgentResult", "AgentState", "Budget", "ThreadInfo"]
+
+RunStatus = Literal[
+    "answered", "failed", "declined", "needs_approval", "budget", "error", "cancelled"
+]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Per-run limits: model calls, operation (tool) calls and wall-clock seconds."""
+
+    model_calls: int = 8
+    tool_calls: int = 6
+    seconds: float = 900.0
+
+    def __post_init__(self) -> None:
+        if self.model_calls < 0 or self.tool_calls < 0:
+            raise UsageError("budgets cannot be negative")
+        if self.seconds <= 0:
+            raise UsageError(f"the seconds budget must be positive, not {self.seconds}")
+
+
+class AgentState(TypedDict, total=False):
+    """One thread's state (checkpointed): the messages, this turn's recalled memory, the
+    planned calls, their envelopes, the usage and how the turn ended."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    memory: list[dict[str, Any]]
+    evidence: float | None
+    plan: list[dict[str, Any]]
+    results: list[dict[str, Any]]
+    route: dict[str, Any] | None
+    usage: dict[str, Any]
+    status: str | None
+
+
+@dataclass
+class AgentResult:
+    """What one run (a turn) produced. ``status``: ``answered`` (every operation ok, or a
+    model's answer), ``failed`` (an operation ran and did not succeed: see ``results``),
+    ``declined`` (no operation fits: ``answer`` says why), ``needs_approval`` (paused before a
+    destructive operation: ``pending`` says which; :meth:`Agent.approve` continues),
+    ``budget`` (a budget ran out), ``error`` (the model failed), ``cancelled``."""
+
+    thread: str
+    status: RunStatus
+    answer: str
+    results: list[Envelope[Any]] = field(default_factory=list)
+    route: dict[str, Any] | None = None
+    memory: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    pending: list[dict[str, Any]] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "answered"
+
+
+@dataclass(frozen=True)
+class ThreadInfo:
+    """A checkpointed thread: its id, how many messages, the first and the last."""
+
+    thread: str
+    messages: int
+    first: str
+    last: str
+
+
+def _text(message: AnyMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return " ".join(
+        p if isinstance(p, str) else str(p.get("text", ""))
+        for p in content
+        if isinstance(p, str | dict)
+    )
+
+
+def _is_yes(value: Any) -> bool:
+    if isinstance(value, dict):
+        value = value.get("approve", value.get("approved", False))
+    if isinstance(value, str):
+        return value.strip().lower() in ("y", "yes", "approve", "approved", "ok", "true")
+    return value is True
+
+
+class Agent:
+    """The supervisor; see the module docstring.
+
+    ``model``: a :class:`~lemmata.llm.ChatModel`, or None for the offline router (the embedded
+    default). ``user`` and ``name`` form the memory namespace (the thread is the session).
+    ``allow``: destructive operations that run without asking (their names, or True for all).
+    ``checkpoint``: the threads' SQLite file (default ``data_dir/agent/threads.sqlite``).
+    ``capabilities`` restricts the operations (e.g. ``["memory", "provers"]``).
+    """
+
+    def __init__(
+        self,
+        *,
+        model: ChatModel | None = None,
+        settings: Settings | None = None,
+        user: str = "default",
+        name: str = "lemmata",
+        registry: Registry | None = None,
+        capabilities: Iterable[str] | None = None,
+        budget: Budget | None = None,
+        allow: Iterable[str] | bool = (),
+        checkpoint: str | Path | None = None,
+        embedder: Embedder | None = None,
+        record: bool = True,
+    ) -> None:
+        from lemmata.operations import load_registry
+        from lemmata.settings import Settings
+
+        self.settings = settings or Settings.load()
+        self.model = model
+        self.scope = Scope(user=user, agent=name, session=None)
+        try:
+            self.registry = (registry or load_registry()).select(capabilities)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if not len(self.registry):
+            raise UsageError("no operations are installed: reinstall lemmata")
+        self.budget = budget or Budget()
+        self.allow: set[str] | bool = allow if isinstance(allow, bool) else set(allow)
+        self.record = record
+        self._embedder = embedder
+        self._router: Router | None = None
+        self._last_thread = ""
+        self._run_cancel = threading.Event()  # one per run: Ctrl-C tells its operations
+        self.context = OperationContext(settings=self.settings, model=model, scope=self.scope)
+        if embedder is not None:
+            self.context.resources[("embedder",)] = embedder
+        path = (
+            Path(checkpoint) if checkpoint else self.settings.data_dir / "agent" / "threads.sqlite"
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.checkpoint_path = path
+        self._con = sqlite3.connect(path, check_same_thread=False, timeout=30)
+        self._con.execute("PRAGMA journal_mode=WAL")
+        self._lock = threading.Lock()
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        self._saver = SqliteSaver(self._con)
+        self.graph = self._build()
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from lemmata.memory.operations import shared_embedder
+
+            self._embedder = shared_embedder(self.context)
+        return self._embedder
+
+    @property
+    def router(self) -> Router:
+        if self._router is None:
+            from lemmata.agents.router import Router
+
+            self._router = Router(self.registry, self.embedder)
+        return self._router
+
+    def close(self) -> None:
+        """Close the threads' database."""
+        self._con.close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _memory(self) -> Any:
+        from lemmata.memory.operations import open_memory
+
+        return open_memory(self.context, self.scope)
+
+    # -- the graph -------------------------------------------------------------------------
+
+    def _build(self) -> CompiledStateGraph[Any, Any, Any, Any]:
+        graph = StateGraph(AgentState)
+        graph.add_node("recall", self._recall)
+        graph.add_node("plan", self._plan)
+        graph.add_node("approve", self._approve)
+        graph.add_node("act", self._act)
+        graph.add_node("answer", self._answer)
+        graph.add_node("record", self._record)
+        graph.add_edge(START, "recall")
+        graph.add_edge("recall", "plan")
+        graph.add_conditional_edges(
+            "plan", lambda s: "approve" if s.get("plan") else "record", ["approve", "record"]
+        )
+        graph.add_edge("approve", "act")
+        graph.add_conditional_edges(
+            "act",
+            lambda s: "plan" if self.model is not None and s.get("status") is None else "answer",
+            ["plan", "answer"],
+        )
+        graph.add_edge("answer", "record")
+        graph.add_edge("record", END)
+        return graph.compile(checkpointer=self._saver)
+
+    def _task(self, state: AgentState) -> str:
+        human = next((m for m in reversed(state.get("messages") or []) if m.type == "human"), None)
+        return _text(human).strip() if human is not None else ""
+
+    def _recall(self, state: AgentState) -> dict[str, Any]:
+        task = self._task(state)
+        update: dict[str, Any] = {
+            "memory": [],
+            "evidence": None,
+            "plan": [],
+            "results": [],
+            "route": None,
+            "status": None,
+            "usage": {"model_calls": 0, "tool_calls": 0, "started": time.time()},
+        }
+        if not task:
+            return update
+        try:
+            found = self._memory().retrieve(task, k=5, budget_tokens=600)
+        except LemmataError:
+            return update  # a memory problem must not stop the task itself
+        items = list(found.items)
+        if items:
+            vectors = self.embedder.embed([task, *(i.text for i in items)])
+            sims = vectors[1:] @ vectors[0]
+            update["evidence"] = round(float(sims.max()), 4)
+            update["memory"] = [
+                {
+                    "id": i.id,
+                    "text": i.text,
+                    "provenance": list(i.provenance),
+                    "similarity": round(float(s), 4),
+                }
+                for i, s in zip(items, sims, strict=True)
+            ]
+        return update
+
+    def _over(self, state: AgentState, what: str) -> str | None:
+        usage = state.get("usage") or {}
+        spent = time.time() - usage.get("started", time.time())
+        if spent > self.budget.seconds:
+            return f"the time budget of {self.budget.seconds:g} s is spent"
+        if what == "model" and usage.get("model_calls", 0) >= self.budget.model_calls:
+            return f"the budget of {self.budget.model_calls} model calls is spent"
+        if what == "tool" and usage.get("tool_calls", 0) >= self.budget.tool_calls:
+            return f"the budget of {self.budget.tool_calls} tool calls is spent"
+        return None
+
+    def _plan(self, state: AgentState) -> dict[str, Any]:
+        if self.model is None:
+            return self._plan_offline(state)
+        return self._plan_model(state)
+
+    def _plan_offline(self, state: AgentState) -> dict[str, Any]:
+        route = self.router.route(self._task(state), evidence=state.get("evidence"))
+        decision = {
+            "operation": route.operation,
+            "args": route.args,
+            "confidence": round(route.confidence, 4),
+            "reason": route.reason,
+        }
+        if route.declined:
+            return {
+                "route": decision,
+                "plan": [],
+                "status": "declined",
+                "messages": [
+                    AIMessage(f"I cannot route this task: {route.reason}.", name="router")
+                ],
+            }
+        call = {"id": f"call_{uuid.uuid4().hex[:12]}", "tool": route.operation, "args": route.args}
+        # The router's choice is written as a tool call, so that a thread reads the same
+        # whether the router or a model chose (a model can take over the thread later).
+        ai = AIMessage(
+            "",
+            name="router",
+            tool_calls=[{"name": call["tool"], "args": call["args"], "id": call["id"]}],
+        )
+        return {"route": decision, "plan": [call], "messages": [ai]}
+
+    def _plan_model(self, state: AgentState) -> dict[str, Any]:
+        from lemmata.errors import ModelError
+        from lemmata.llm.types import ToolSpec
+        from lemmata.prompts import load_prompt
+
+        assert self.model is not None
+        over = self._over(state, "model")
+        if over:
+            return {"plan": [], "status": "budget", "messages": [AIMessage(f"Stopped: {over}.")]}
+        memory = state.get("memory") or []
+        context = "\n".join(f"[{m['id']}] {m['text']}" for m in memory) or "(nothing)"
+        system = load_prompt("agent", "lemmata.agents")["system"].format(context=context).strip()
+        messages: list[Message] = [{"role": "system", "content": system}]
+        messages += _to_chat(state.get("messages") or [])
+        tools = [ToolSpec(op.qualified_name, op.summary, op.parameters()) for op in self.registry]
+        usage = dict(state.get("usage") or {})
+        usage["model_calls"] = usage.get("model_calls", 0) + 1
+        try:
+            reply = self.model.chat(messages, tools=tools)
+        except ModelError as exc:
+            return {
+                "plan": [],
+                "usage": usage,
+                "status": "error",
+                "messages": [AIMessage(f"The model failed: [{exc.code}] {exc}")],
+            }
+        label = "[scripted] " if reply.scripted or self.model.is_scripted else ""
+        if not reply.tool_calls:
+            return {
+                "plan": [],
+                "usage": usage,
+                "status": "answered",
+                "messages": [AIMessage(label + (reply.content or ""))],
+            }
+        calls = [
+            {"id": c.id or f"call_{uuid.uuid4().hex[:12]}", "tool": c.name, "args": c.arguments}
+            for c in reply.tool_calls
+        ]
+        ai = AIMessage(
+            label + (reply.content or "") if reply.content else "",
+            tool_calls=[{"name": c["tool"], "args": c["args"], "id": c["id"]} for c in calls],
+        )
+        return {"plan": calls, "usage": usage, "messages": [ai]}
+
+    def _needs_approval(self, tool: str) -> bool:
+        op = self.registry.find(tool)
+        if op is None or not op.destructive or self.allow is True:
+            return False
+        return not (isinstance(self.allow, set) and op.qualified_name in self.allow)
+
+    def _approve(self, state: AgentState) -> dict[str, Any]:
+        from langgraph.types import interrupt
+
+        plan = [dict(c) for c in state.get("plan") or []]
+        asking = [c for c in plan if self._needs_approval(c["tool"])]
+        if not asking:
+            return {}
+        answer = interrupt(
+            {
+                "question": "approve these destructive operations?",
+                "calls": [{"tool": c["tool"], "args": c["args"]} for c in asking],
+            }
+        )
+        if not _is_yes(answer):
+            for c in plan:
+                if c in asking:
+                    c["denied"] = True
+        return {"plan": plan}
+
+    def _act(self, state: AgentState) -> dict[str, Any]:
+        from langgraph.config import get_stream_writer
+
+        writer: Any = None
+        try:
+            writer = get_stream_writer()
+        except Exception:  # outside a streaming run: progress has nowhere to go
+            writer = None
+        usage = dict(state.get("usage") or {})
+        results = list(state.get("results") or [])
+        messages: list[AnyMessage] = []
+        status: str | None = None
+        started = usage.get("started", time.time())
+        deadline = time.monotonic() + max(0.0, self.budget.seconds - (time.time() - started))
+        for call in state.get("plan") or []:
+            over = self._over({"usage": usage}, "tool")
+            if call.get("denied"):
+                env = Envelope[Any](
+                    operation=call["tool"],
+                    ok=False,
+                    status="denied",
+                    reason=f"{call['tool']} was not approved",
+                    hint="approve it, or allow it up front (Agent(allow=[...]))",
+                )
+            elif over:
+                env = Envelope[Any](
+                    operation=call["tool"], ok=False, status="cancelled", reason=over
+                )
+                status = "budget"
+            else:
+                usage["tool_calls"] = usage.get("tool_calls", 0) + 1
+                ctx = OperationContext(
+                    settings=self.settings,
+                    model=self.model,
+                    scope=self.scope.model_copy(update={"session": None}),
+                    resources=self.context.resources,
+                    progress=writer,
+                    deadline=deadline,
+                    _lock=self.context._lock,
+                    _parent=self._run_cancel,
+                )
+                env = self.registry.invoke(call["tool"], call.get("args") or {}, ctx)
+            results.append(env.model_dump(mode="json") | {"call": call["id"]})
+            messages.append(
+                ToolMessage(
+                    env.model_dump_json(exclude_none=True)[:8000],
+                    tool_call_id=call["id"],
+                    name=call["tool"],
+                    status="success" if env.ok else "error",
+                )
+            )
+        if status is None and self._over({"usage": usage}, "time"):
+            status = "budget"
+        return {
+            "results": results,
+            "usage": usage,
+            "messages": messages,
+            "plan": [],
+            "status": status,
+        }
+
+    def _answer(self, state: AgentState) -> dict[str, Any]:
+        results = [Envelope[Any].model_validate(r) for r in state.get("results") or []]
+        status = state.get("status")
+        if self.model is not None and status == "budget":
+            return {"messages": [AIMessage("Stopped: the budget ran out before an answer.")]}
+        text = "\n\n".join(self._describe(env) for env in results) or "Nothing was run."
+        if status is None:
+            status = "answered" if all(e.ok for e in results) else "failed"
+        return {"messages": [AIMessage(text, name="router")], "status": status}
+
+    def _describe(self, env: Envelope[Any]) -> str:
+        op = self.registry.find(env.operation)
+        if op is not None and env.payload is not None:
+            # a payload that does not validate still reads, as JSON
+            with contextlib.suppress(Exception):
+                env = env.model_copy(update={"payload": op.output.model_validate(env.payload)})
+        return env.text()
+
+    def _record(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+        if not self.record:
+            return {}
+        task = self._task(state)
+        if not task:
+            return {}
+        thread = str(((config or {}).get("configurable") or {}).get("thread_id", "default"))
+        results = state.get("results") or []
+        episodes: list[dict[str, Any]] = []
+        if not any(r["operation"] == "memory_remember" and r["ok"] for r in results):
+            episodes.append({"content": task, "speaker": self.scope.user, "session": thread})
+        for r in results:
+            if r["operation"].startswith("memory_"):
+                continue  # memory's own reads and writes are not knowledge about the world
+            verdict = r["status"] if r["ok"] else f"{r['status']}: {r['reason'][:200]}"
+            episodes.append(
+                {
+                    "content": f"ran {r['operation']} -> {verdict}",
+                    "kind": "action",
+                    "speaker": self.scope.agent,
+                    "session": thread,
+                    "subgoal": task[:2000],
+                    "outcome": 1.0 if r["ok"] else -1.0,
+                }
+            )
+        if episodes:
+            # the answer stands even if memory could not take the record
+            with contextlib.suppress(LemmataError):
+                self._memory().add_episodes(episodes)
+        return {}
+
+    # -- running ---------------------------------------------------------------------------
+
+    def _config(self, thread: str) -> RunnableConfig:
+        return {"configurable": {"thread_id": thread}, "recursion_limit": 50}
+
+    def run(self, task: str, *, thread: str | None = None) -> AgentResult:
+        """Run one task to its answer (or to an approval request) in ``thread`` (a new thread
+        when None). Ctrl-C cancels the turn: the thread stays valid, and the interrupt is
+        raised again."""
+        for _ in self.stream(task, thread=thread):
+            pass
+        return self.result(self._last_thread)
+
+    def stream(self, task: str | None, *, thread: str | None = None) -> Iterator[dict[str, Any]]:
+        """Run ``task`` and yield events as they happen: ``{"type": "step", "node": ...}``
+        after each step, ``{"type": "progress", "operation": ..., "message": ...,
+        "fraction": ...}`` from inside operations, ``{"type": "interrupt", ...}`` when an
+        approval is needed. ``task=None`` continues a paused thread."""
+        if task is not None and (not isinstance(task, str) or not task.strip()):
+            raise UsageError("the task is empty: say what you want done")
+        thread = thread or f"t-{uuid.uuid4().hex[:10]}"
+        self._last_thread = thread
+        payload: Any = None if task is None else {"messages": [HumanMessage(task.strip())]}
+        yield from self._drive(payload, thread)
+
+    def _drive(self, payload: Any, thread: str) -> Iterator[dict[str, Any]]:
+        config = self._config(thread)
+        self._run_cancel = threading.Event()
+        try:
+            parts: Iterator[Any] = self.graph.stream(
+                payload, config, stream_mode=["updates", "custom"], subgraphs=True
+            )
+            for namespace, mode, chunk in parts:
+                if mode == "custom":
+                    event = dict(chunk) if isinstance(chunk, dict) else {"message": str(chunk)}
+                    yield {"type": "progress", "namespace": list(namespace), **event}
+                    continue
+                for node, update in (chunk or {}).items():
+                    if node == "__interrupt__":
+                        yield {"type": "interrupt", "requests": [i.value for i in update]}
+                    else:
+                        yield {"type": "step", "node": node, "namespace": list(namespace)}
+        except KeyboardInterrupt:
+            self._run_cancel.set()
+            self._cancel(thread)
+            raise
+
+    def approve(self, thread: str, approved: bool = True) -> AgentResult:
+        """Continue a thread paused for approval: run the operations (``approved``) or
+        answer that they were denied."""
+        from langgraph.types import Command
+
+        if not self.graph.get_state(self._config(thread)).interrupts:
+            raise UsageError(f"thread {thread!r} is not waiting for an approval")
+        self._last_thread = thread
+        for _ in self._drive(Command(resume={"approve": approved}), thread):
+            pass
+        return self.result(thread)
+
+    def _cancel(self, thread: str) -> None:
+        """After Ctrl-C: close the turn so that the history stays valid (every tool call
+        answered, nothing left pending)."""
+        config = self._config(thread)
+        snapshot = self.graph.get_state(config)
+        messages = snapshot.values.get("messages") or []
+        answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+        patch: list[AnyMessage] = [
+            ToolMessage(
+                '{"ok": false, "status": "cancelled", "reason": "cancelled by the user"}',
+                tool_call_id=call["id"],
+                name=call["name"],
+                status="error",
+            )
+            for m in messages
+            if isinstance(m, AIMessage)
+            for call in m.tool_calls
+            if call["id"] not in answered
+        ]
+        patch.append(AIMessage("Cancelled.", name="router"))
+        self.graph.update_state(
+            config, {"messages": patch, "status": "cancelled", "plan": []}, as_node="record"
+        )
+
+    def result(self, thread: str) -> AgentResult:
+        """The latest turn of ``thread`` as an :class:`AgentResult`."""
+        snapshot = self.graph.get_state(self._config(thread))
+        values = snapshot.values or {}
+        messages = values.get("messages") or []
+        last_ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        usage = dict(values.get("usage") or {})
+        started = usage.pop("started", None)
+        if started is not None:
+            usage["seconds"] = round(time.time() - started, 3)
+        results = [Envelope[Any].model_validate(r) for r in values.get("results") or []]
+        pending = [i.value for i in snapshot.interrupts] if snapshot.interrupts else None
+        status: RunStatus
+        if pending:
+            status = "needs_approval"
+            answer = "Waiting for approval: " + "; ".join(
+                f"{c['tool']}({c['args']})" for req in pending for c in req.get("calls", [])
+            )
+        else:
+            status = values.get("status") or "answered"
+            answer = _text(last_ai) if last_ai is not None else ""
+        return AgentResult(
+            thread=thread,
+            status=status,
+            answer=answer,
+            results=results,
+            route=values.get("route"),
+            memory=values.get("memory") or [],
+            usage=usage,
+            pending=pending,
+        )
+
+    def threads(self) -> list[ThreadInfo]:
+        """Every checkpointed thread, most recent first."""
+        try:
+            rows = self._con.execute(
+                "SELECT thread_id, MAX(rowid) FROM checkpoints GROUP BY thread_id ORDER BY 2 DESC"
+            ).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        out = []
+        for thread, _ in rows:
+            messages = self.graph.get_state(self._config(thread)).values.get("messages") or []
+            texts = [_text(m) for m in messages]
+            out.append(
+                ThreadInfo(
+                    thread,
+                    len(messages),
+                    texts[0][:80] if texts else "",
+                    texts[-1][:80] if texts else "",
+                )
+            )
+        return out
+
+    def history(self, thread: str) -> list[dict[str, Any]]:
+        """The thread's messages as ``{"role", "content"}`` (tool results with their tool)."""
+        messages = self.graph.get_state(self._config(thread)).values.get("messages") or []
+        return [
+            {"role": {"human": "user", "ai": "assistant"}.get(m.type, m.type), "content": _text(m)}
+            | ({"tool": m.name} if isinstance(m, ToolMessage) else {})
+            for m in messages
+        ]
+
+
+def _to_chat(messages: list[AnyMessage]) -> list[Message]:
+    """LangChain messages as chat messages for :class:`ChatModel`; a tool call left without
+    its result (a cancelled turn) gets a "cancelled" result, so the history stays valid."""
+    import json
+
+    out: list[Message] = []
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    for m in messages:
+        if isinstance(m, HumanMessage):
+            out.append({"role": "user", "content": _text(m)})
+        elif isinstance(m, AIMessage):
+            msg: Message = {"role": "assistant", "content": _text(m) or None}
+            if m.tool_calls:
+                msg["tool_calls"] = [
+                    {
+                        "id": c["id"],
+                        "type": "function",
+                        "function": {"name": c["name"], "arguments": json.dumps(c["args"])},
+                    }
+                    for c in m.tool_calls
+                ]
+            out.append(msg)
+            for c in m.tool_calls:
+                if c["id"] not in answered:
+                    out.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": str(c["id"]),
+                            "content": "cancelled by the user",
+                        }
+                    )
+        elif isinstance(m, ToolMessage):
+            out.append({"role": "tool", "tool_call_id": str(m.tool_call_id), "content": _text(m)})
+    return out
