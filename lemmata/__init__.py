@@ -19,10 +19,12 @@ from lemmata.errors import LemmataError
 from lemmata.settings import Settings
 
 if TYPE_CHECKING:
+    from lemmata.agents.agent import Agent
     from lemmata.embeddings import Embedder, get_embedder
     from lemmata.llm import ChatModel, LiteLLMModel, ScriptedModel, get_model
 
 __all__ = [
+    "Agent",
     "ChatModel",
     "Embedder",
     "LemmataError",
@@ -35,6 +37,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Agent": "lemmata.agents.agent",
     "ChatModel": "lemmata.llm",
     "LiteLLMModel": "lemmata.llm",
     "ScriptedModel": "lemmata.llm",
