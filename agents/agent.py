@@ -446,7 +446,7 @@ class Agent:
                     progress=writer,
                     deadline=deadline,
                     _lock=self.context._lock,
-                    _parent=self._run_cancel,
+                    _parents=(self._run_cancel,),
                 )
                 env = self.registry.invoke(call["tool"], call.get("args") or {}, ctx)
             results.append(env.model_dump(mode="json") | {"call": call["id"]})
@@ -542,9 +542,24 @@ class Agent:
         payload: Any = None if task is None else {"messages": [HumanMessage(task.strip())]}
         yield from self._drive(payload, thread)
 
+    def cancel(self) -> None:
+        """Tell the running operations of the current run to stop (Ctrl-C does this)."""
+        self._run_cancel.set()
+
     def _drive(self, payload: Any, thread: str) -> Iterator[dict[str, Any]]:
         config = self._config(thread)
         self._run_cancel = threading.Event()
+        previous: Any = None
+        if threading.current_thread() is threading.main_thread():
+            import signal
+
+            # LangGraph runs nodes in worker threads and waits for them before Ctrl-C
+            # reaches us: tell the operations first, so that they stop now.
+            def on_sigint(signum: int, frame: Any) -> None:
+                self._run_cancel.set()
+                raise KeyboardInterrupt
+
+            previous = signal.signal(signal.SIGINT, on_sigint)
         try:
             parts: Iterator[Any] = self.graph.stream(
                 payload, config, stream_mode=["updates", "custom"], subgraphs=True
@@ -563,6 +578,11 @@ class Agent:
             self._run_cancel.set()
             self._cancel(thread)
             raise
+        finally:
+            if previous is not None:
+                import signal
+
+                signal.signal(signal.SIGINT, previous)
 
     def approve(self, thread: str, approved: bool = True) -> AgentResult:
         """Continue a thread paused for approval: run the operations (``approved``) or
@@ -582,9 +602,12 @@ class Agent:
         config = self._config(thread)
         snapshot = self.graph.get_state(config)
         messages = snapshot.values.get("messages") or []
-        answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+        # A result the act node wrote may still be a pending write (not in the checkpoint
+        # the update builds on): write every tool call's result again, by its id.
+        results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
         patch: list[AnyMessage] = [
-            ToolMessage(
+            results.get(str(call["id"]))
+            or ToolMessage(
                 '{"ok": false, "status": "cancelled", "reason": "cancelled by the user"}',
                 tool_call_id=call["id"],
                 name=call["name"],
@@ -593,7 +616,6 @@ class Agent:
             for m in messages
             if isinstance(m, AIMessage)
             for call in m.tool_calls
-            if call["id"] not in answered
         ]
         patch.append(AIMessage("Cancelled.", name="router"))
         self.graph.update_state(

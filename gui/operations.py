@@ -96,7 +96,21 @@ _LEAD = re.compile(
 
 
 def _instruction(text: str, path: str) -> str:
-    rest = text.replace(path, " ")
+    at = re.escape(path)
+    # the words that governed the path go with it: "in the screenshot shot.png", "open page.html and"
+    rest = re.sub(
+        rf"\b(?:in|on|of|at|from|inside|within|using)\s+(?:the\s+)?(?:(?:screenshot|screen|image|page|file)\s+)?{at}",
+        " ",
+        text,
+        flags=re.I,
+    )
+    rest = re.sub(
+        rf"\b(?:open|load|go to|visit|render)\s+(?:the\s+)?(?:page\s+)?{at}\s*(?:,|and|then|and then)?",
+        " ",
+        rest,
+        flags=re.I,
+    )
+    rest = rest.replace(path, " ")
     rest = re.sub(r"\b(?:screenshot|screen shot|image)\s*(?=[,:]|$)", " ", rest, flags=re.I)
     rest = _LEAD.sub("", rest)
     rest = re.sub(r"\s+", " ", rest).strip(" ,:;.")

@@ -21,6 +21,7 @@ from lemmata.settings import Settings
 if TYPE_CHECKING:
     from lemmata.agents.agent import Agent
     from lemmata.embeddings import Embedder, get_embedder
+    from lemmata.jupyter import load_ipython_extension
     from lemmata.llm import ChatModel, LiteLLMModel, ScriptedModel, get_model
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "__version__",
     "get_embedder",
     "get_model",
+    "load_ipython_extension",
 ]
 
 _LAZY = {
@@ -44,6 +46,7 @@ _LAZY = {
     "get_model": "lemmata.llm",
     "Embedder": "lemmata.embeddings",
     "get_embedder": "lemmata.embeddings",
+    "load_ipython_extension": "lemmata.jupyter",  # %load_ext lemmata
 }
 
 

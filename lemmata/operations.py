@@ -63,6 +63,7 @@ __all__ = [
     "Operation",
     "OperationContext",
     "Outcome",
+    "ProgressSink",
     "Registry",
     "Scope",
     "format_validation_error",
@@ -171,6 +172,8 @@ class Cancelled(LemmataError):
 
 
 class ProgressSink(Protocol):
+    """Receives progress events (``{"operation", "message", "fraction"?}``)."""
+
     def __call__(self, event: dict[str, Any]) -> None: ...
 
 
@@ -195,7 +198,7 @@ class OperationContext:
     operation: str = ""
     # Re-entrant: a resource's factory may itself ask for another (memory -> embedder).
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
-    _parent: threading.Event | None = field(default=None, repr=False)
+    _parents: tuple[threading.Event, ...] = field(default=(), repr=False)
 
     @classmethod
     def default(cls, **kwargs: Any) -> OperationContext:
@@ -207,7 +210,7 @@ class OperationContext:
     @property
     def cancelled(self) -> bool:
         """Whether this call, or the caller it was made for, was cancelled."""
-        return self.cancel.is_set() or (self._parent is not None and self._parent.is_set())
+        return self.cancel.is_set() or any(p.is_set() for p in self._parents)
 
     def resource(self, key: Any, factory: Callable[[], Any]) -> Any:
         """The cached object under ``key``, made by ``factory()`` on first use."""
@@ -246,7 +249,7 @@ class OperationContext:
             deadline=time.monotonic() + limit,
             operation=operation,
             _lock=self._lock,
-            _parent=self.cancel,
+            _parents=(self.cancel, *self._parents),
         )
 
 
@@ -371,11 +374,17 @@ class Operation:
         )
         runner.start()
         limit = call.remaining()
+        end = time.monotonic() + (limit or 0.0)
         try:
-            runner.join(limit)
+            # in slices, so that a caller's cancel (Ctrl-C in another thread) ends the wait
+            while runner.is_alive() and time.monotonic() < end and not call.cancelled:
+                runner.join(min(0.05, max(0.0, end - time.monotonic())))
         except KeyboardInterrupt:
             call.cancel.set()
             raise
+        if runner.is_alive() and call.cancelled:
+            call.cancel.set()
+            return done("cancelled", f"{name} was cancelled", "")
         if runner.is_alive():
             call.cancel.set()
             return done(

@@ -1,10 +1,15 @@
 """``lemmata shell``: an interactive REPL over Lemmata's capabilities.
 
 Type a command (``help`` lists them; ``:model``, ``:quit`` and the other ``:`` commands belong to
-the shell itself) or plain text, which goes to the configured model as a chat turn. Editing and
-history come from readline (history is kept in ``data_dir/shell_history``); Tab completes
-command names and their arguments. A line that ends with ``\\`` continues on the next line, and
-a block between two lines of ``\"\"\"`` is read as one input.
+the shell itself) or plain text, which goes to :class:`lemmata.Agent` as a turn in the current
+thread: with the configured model, or offline with the router when there is none. The agent's
+progress shows on a status line, destructive operations ask ``[y/N]`` first, and Ctrl-C cancels
+the running turn (the thread stays valid) without leaving the shell. ``:threads`` lists the
+threads, ``:resume THREAD`` continues one and ``:new`` starts another.
+
+Editing and history come from readline (history is kept in ``data_dir/shell_history``); Tab
+completes command names and their arguments. A line that ends with ``\\`` continues on the next
+line, and a block between two lines of ``\"\"\"`` is read as one input.
 
 Capabilities add commands through the ``lemmata.shell_commands`` entry-point group (see
 :mod:`lemmata.commands`). Replies of a scripted model are always labelled ``[scripted]``.
@@ -21,14 +26,18 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
+from lemmata._shell_turn import describe_calls, describe_event, new_thread_id, stop_on_sigint
 from lemmata.commands import ENTRY_POINT_GROUP, ShellCommand
-from lemmata.errors import LemmataError, ModelNotConfigured
+from lemmata.errors import LemmataError, UsageError
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from collections.abc import Iterator
 
+    from rich.console import Console
+    from rich.status import Status
+
+    from lemmata.agents.agent import Agent, AgentResult
     from lemmata.llm.base import ChatModel
-    from lemmata.llm.types import Message
     from lemmata.settings import Settings
 
 __all__ = ["Shell", "load_commands"]
@@ -56,7 +65,11 @@ def load_commands(warn: Callable[[str], None] = lambda _msg: None) -> list[Shell
 
 class Shell:
     """The REPL. ``run()`` reads until ``:quit`` or end of input; ``handle(text)`` runs one
-    input, which is how the SDK and the tests drive it without a terminal."""
+    input, which is how the SDK and the tests drive it without a terminal.
+
+    ``ask(question)`` answers the agent's approval questions (default: a line read from the
+    terminal or from standard input); ``thread`` is the thread to start in (default: a new one).
+    """
 
     def __init__(
         self,
@@ -66,6 +79,8 @@ class Shell:
         model: ChatModel | None = None,
         commands: Iterable[ShellCommand] | None = None,
         history_file: Path | None = None,
+        ask: Callable[[str], str] | None = None,
+        thread: str | None = None,
     ) -> None:
         from rich.console import Console
 
@@ -74,7 +89,9 @@ class Shell:
         self._model = model
         self._model_loaded = model is not None
         self.history_file = history_file
-        self.conversation: list[Message] = []
+        self._ask = ask
+        self.thread = thread or new_thread_id()
+        self._agent: Agent | None = None
         self.running = True
         self.commands: dict[str, ShellCommand] = {}
         for command in self._builtins():
@@ -93,6 +110,26 @@ class Shell:
             self._model = get_model(self.settings)
             self._model_loaded = True
         return self._model
+
+    @property
+    def agent(self) -> Agent:
+        """The agent that plain text goes to, made on first use with the shell's model (None:
+        the offline router) and settings; made again when ``:model`` switches the model."""
+        model = self.model
+        if self._agent is None or self._agent.model is not model:
+            from lemmata.agents.agent import Agent
+
+            if self._agent is not None:
+                self._agent.close()
+                self._agent = None
+            self._agent = Agent(model=model, settings=self.settings)
+        return self._agent
+
+    def close(self) -> None:
+        """Close the agent's thread database (the shell can still be used: it reopens it)."""
+        if self._agent is not None:
+            self._agent.close()
+            self._agent = None
 
     # -- commands -------------------------------------------------------------------------
 
@@ -125,7 +162,22 @@ class Shell:
             ShellCommand(
                 ":usage", "tokens and cost of this session's model calls", self._usage_cmd
             ),
-            ShellCommand(":reset", "forget the chat so far", self._reset_cmd),
+            ShellCommand(
+                ":threads", "list the agent's threads (* marks the current one)", self._threads_cmd
+            ),
+            ShellCommand(
+                ":resume",
+                "continue a thread (an id, or its first characters; none: the latest)",
+                self._resume_cmd,
+                usage=":resume [THREAD]",
+                complete=self._complete_thread,
+            ),
+            ShellCommand(
+                ":new",
+                "start a new thread (the others stay: :threads, :resume)",
+                self._new_cmd,
+                aliases=(":reset",),
+            ),
             ShellCommand(
                 ":quit",
                 "leave the shell (Ctrl-D works too)",
@@ -157,7 +209,9 @@ class Shell:
             table.add_row(f"[bold]{escape(command.usage or command.name)}[/]", escape(command.help))
         self.console.print(table)
         self.console.print(
-            "Other text is sent to the model as a chat turn. End a line with \\ to continue it; "
+            "Other text goes to the agent (it proves, remembers, recalls, grounds, researches; "
+            "offline its router picks the operation) as a turn in the current thread; "
+            "Ctrl-C cancels a running turn. End a line with \\ to continue it; "
             'put a multi-line block between two """ lines.'
         )
 
@@ -199,9 +253,55 @@ class Shell:
         label = " (scripted, token counts estimated)" if model.is_scripted else ""
         self.console.print(f"{model.name}: {model.usage.summary()}{label}")
 
-    def _reset_cmd(self, _ctx: Any, _args: str) -> None:
-        self.conversation.clear()
-        self.console.print("chat forgotten")
+    def _new_cmd(self, _ctx: Any, _args: str) -> None:
+        self.thread = new_thread_id()
+        self.console.print(f"new thread {self.thread}")
+
+    def _threads_cmd(self, _ctx: Any, _args: str) -> None:
+        threads = self.agent.threads()
+        if not threads:
+            self.console.print("no threads yet: type a task to start one")
+            return
+        for info in threads:
+            mark = "*" if info.thread == self.thread else " "
+            first = info.first.splitlines()[0] if info.first else ""
+            self.console.print(
+                f"{mark} {info.thread}  {info.messages:3d} messages  {first}", markup=False
+            )
+        if all(info.thread != self.thread for info in threads):
+            self.console.print(f"* {self.thread}  (current, new)", markup=False)
+
+    def _complete_thread(self, prefix: str) -> list[str]:
+        try:
+            return [t.thread for t in self.agent.threads() if t.thread.startswith(prefix)]
+        except Exception:  # completion must never break the line being typed
+            return []
+
+    def _resume_cmd(self, _ctx: Any, args: str) -> None:
+        wanted = args.strip()
+        threads = self.agent.threads()
+        if not threads:
+            raise UsageError("there are no threads to resume yet")
+        if not wanted:
+            found = [threads[0]]
+        else:
+            found = [t for t in threads if t.thread == wanted] or [
+                t for t in threads if t.thread.startswith(wanted)
+            ]
+        if not found:
+            raise UsageError(f"no thread {wanted!r}; ':threads' lists them")
+        if len(found) > 1:
+            names = ", ".join(t.thread for t in found[:5])
+            raise UsageError(f"{wanted!r} could be {names}: type more of the id")
+        info = found[0]
+        self.thread = info.thread
+        last = info.last.splitlines()[0] if info.last else ""
+        self.console.print(
+            f"thread {info.thread} ({info.messages} messages); last: {last}", markup=False
+        )
+        result = self.agent.result(self.thread)
+        if result.status == "needs_approval":
+            self._settle(result)
 
     def _quit_cmd(self, _ctx: Any, _args: str) -> None:
         self.running = False
@@ -231,21 +331,78 @@ class Shell:
             )
 
     def _chat(self, text: str) -> None:
-        model = self.model
-        if model is None:
-            raise ModelNotConfigured("chat")
-        from lemmata.prompts import load_prompt
+        """One agent turn in the current thread; Ctrl-C cancels it, and only it."""
+        agent = self.agent
+        try:
+            self._follow(agent.stream(text, thread=self.thread))
+            result = agent.result(self.thread)
+            if result.status == "needs_approval":
+                self._settle(result)
+                return
+        except KeyboardInterrupt:
+            self.console.print("cancelled")
+            return
+        self._show(result)
 
-        if not self.conversation:
-            self.conversation.append(
-                {"role": "system", "content": load_prompt("shell")["system"].strip()}
+    def _follow(self, events: Iterator[dict[str, Any]]) -> None:
+        """Drain the agent's events onto the status line."""
+        model = self.model
+        thinking = f"{model.name} is thinking..." if model is not None else ""
+        status: Status
+        with (
+            self.console.status(thinking or "recalling memory", spinner="dots") as status,
+            stop_on_sigint(self._agent),
+        ):
+            try:
+                for event in events:
+                    line = describe_event(event, thinking)
+                    if line:
+                        status.update(escape(line))
+            except KeyboardInterrupt:
+                # Ctrl-C may land here rather than inside the agent's generator: hand it over,
+                # so that the agent closes the turn (it raises it again).
+                throw = getattr(events, "throw", None)
+                if throw is not None:
+                    with contextlib.suppress(KeyboardInterrupt, StopIteration, RuntimeError):
+                        throw(KeyboardInterrupt())
+                raise
+
+    def _settle(self, result: AgentResult) -> None:
+        """Ask about a paused turn's destructive operations, then finish the turn."""
+        calls = [c for request in result.pending or [] for c in request.get("calls", [])]
+        question = (result.pending or [{}])[0].get("question", "approve?")
+        try:
+            answer = self._ask_line(f"{question} {describe_calls(calls)} [y/N] ")
+        except KeyboardInterrupt:
+            answer = ""  # Ctrl-C at the question denies, and the turn still closes cleanly
+            self.console.print("")
+        approved = answer.strip().lower() in ("y", "yes")
+        with self.console.status("running the approved operations" if approved else "denying"):
+            done = self.agent.approve(result.thread, approved)
+        self._show(done)
+
+    def _ask_line(self, question: str) -> str:
+        if self._ask is not None:
+            return self._ask(question)
+        try:
+            if sys.stdin.isatty():
+                return input(question)
+            self.console.print(question, markup=False)  # piped: the answer is the next line
+            return input("")
+        except EOFError:
+            return ""
+
+    def _show(self, result: AgentResult) -> None:
+        model = self.model
+        answer = result.answer or f"({result.status})"
+        if model is not None and model.is_scripted and not answer.startswith("[scripted]"):
+            answer = f"[scripted] {answer}"
+        self.console.print(answer, markup=False)
+        if result.status == "declined" and model is None:
+            self.console.print(
+                "[dim](offline: no model is configured; for open-ended requests set one with "
+                "':model NAME' or LEMMATA_MODEL)[/]"
             )
-        turn: Message = {"role": "user", "content": text}
-        with self.console.status(f"{model.name} is thinking...", spinner="dots"):
-            reply = model.chat([*self.conversation, turn])
-        self.conversation += [turn, reply.to_message()]
-        label = "[scripted] " if reply.scripted or model.is_scripted else ""
-        self.console.print(f"{label}{reply.content or ''}", markup=False)
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -290,7 +447,10 @@ class Shell:
             if model
             else "offline (no model)"
         )
-        self.console.print(f"Lemmata shell, {state}. Type 'help' for commands, ':quit' to leave.")
+        self.console.print(
+            f"Lemmata shell, {state}, thread {self.thread}. "
+            "Type 'help' for commands, ':quit' to leave."
+        )
         try:
             while self.running:
                 try:
@@ -308,6 +468,7 @@ class Shell:
                     readline.write_history_file(str(self.history_file))
                 except OSError as exc:
                     self._warn(f"history not saved to {self.history_file}: {exc}")
+            self.close()
 
     def _setup_readline(self) -> Any:
         if not sys.stdin.isatty():

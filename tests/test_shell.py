@@ -36,23 +36,27 @@ def test_help_lists_builtins_and_entry_point_commands(settings) -> None:
     assert "installed" in out.getvalue()
 
 
-def test_chat_with_a_scripted_model_is_labelled(settings) -> None:
+def test_text_goes_to_the_agent_with_a_scripted_model_labelled(settings) -> None:
     model = ScriptedModel(["Hello from the script"])
     shell, out = make_shell(settings, model=model, commands=[])
+    first = shell.thread
     shell.handle("hi there")
     assert "[scripted] Hello from the script" in out.getvalue()
-    assert [m["role"] for m in shell.conversation] == ["system", "user", "assistant"]
+    assert [m["role"] for m in shell.agent.history(first)] == ["user", "assistant"]
     shell.handle(":usage")
     assert "1 calls" in out.getvalue() and "estimated" in out.getvalue()
-    shell.handle(":reset")
-    assert shell.conversation == []
+    shell.handle(":reset")  # a new thread; the old one is kept
+    assert shell.thread != first and f"new thread {shell.thread}" in out.getvalue()
+    assert shell.agent.history(shell.thread) == []
+    assert len(shell.agent.history(first)) == 2
 
 
-def test_chat_without_a_model_says_how_to_set_one(settings) -> None:
+def test_offline_a_task_no_operation_serves_is_declined_with_the_reason(settings) -> None:
     shell, out = make_shell(settings, commands=[])
-    shell.handle("what is a lemma?")
-    assert "error[model_not_configured]" in out.getvalue()
-    assert "LEMMATA_MODEL" in out.getvalue()
+    shell.handle("Write a poem about the sea")
+    text = out.getvalue()
+    assert "I cannot route this task" in text and "no operation serves" in text
+    assert "LEMMATA_MODEL" in text  # and how to get a model for open-ended requests
 
 
 def test_model_switch_is_checked_and_keeps_the_old_model_on_failure(settings) -> None:
@@ -121,15 +125,22 @@ def test_plugin_commands_load_from_entry_points(tmp_path, monkeypatch) -> None:
 # -- the real REPL, through a pseudo-terminal ---------------------------------------------------
 
 
-@pytest.fixture
-def repl(tmp_path: Path):
+def spawn_shell(term: str = "dumb") -> tuple[pexpect.spawn, str]:
+    """``lemmata shell`` in a pseudo-terminal, at its first prompt; and its thread's id."""
     exe = Path(sys.executable).with_name("lemmata")
-    env = {**os.environ, "TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "120"}
+    env = {**os.environ, "TERM": term, "NO_COLOR": "1", "COLUMNS": "120"}
     child = pexpect.spawn(
         str(exe), ["shell"], env=env, encoding="utf-8", timeout=60, dimensions=(40, 120)
     )
-    child.expect("Type 'help'")
+    child.expect(r"thread (t-[0-9a-f]+)\. Type 'help'")
+    thread = child.match.group(1)
     child.expect("lemmata> ")
+    return child, thread
+
+
+@pytest.fixture
+def repl(tmp_path: Path):
+    child, _thread = spawn_shell()
     yield child
     if child.isalive():
         child.terminate(force=True)
@@ -153,7 +164,7 @@ def test_repl_session_in_a_pty(repl, tmp_path: Path) -> None:
     repl.expect("torch_threads")
     repl.expect("lemmata> ")
     repl.sendline("tell me a joke")
-    repl.expect("model_not_configured")
+    repl.expect("I cannot route this task")
     repl.expect("lemmata> ")
     repl.sendline(":quit")
     repl.expect(pexpect.EOF)
@@ -217,3 +228,145 @@ def test_prove_refine_in_the_shell_on_a_folder_of_v_files(settings, coqtop_path,
     assert "is Coq: use --backend coq" in out.getvalue()
     shell.handle(f"prove {folder} --method search")
     assert "invalid choice: 'search'" in out.getvalue()
+
+
+# -- plain text goes to the agent ---------------------------------------------------------------
+
+
+def test_offline_a_coq_theorem_is_proved_by_the_agent(settings, coqtop_path) -> None:
+    shell, out = make_shell(settings, commands=[])
+    shell.handle("Prove in Coq: forall n : nat, n + 0 = n")
+    text = out.getvalue()
+    assert "Proved (refine, coq" in text and "proof:" in text
+    history = shell.agent.history(shell.thread)
+    assert history[0] == {"role": "user", "content": "Prove in Coq: forall n : nat, n + 0 = n"}
+    assert history[-1]["role"] == "assistant" and "Proved" in history[-1]["content"]
+
+
+def test_offline_a_statement_is_remembered_and_a_question_recalls_it(settings) -> None:
+    shell, out = make_shell(settings, commands=[])
+    shell.handle("Remember that my sister Ana lives in Porto.")
+    assert "Remembered (episode ep_" in out.getvalue()
+    out.truncate(0)
+    out.seek(0)
+    shell.handle("Where does Ana live?")
+    text = out.getvalue()
+    assert "Ana lives in Porto" in text
+    assert "from ep_" in text  # the fact names the episode it came from
+
+
+def test_a_destructive_operation_asks_first_and_no_leaves_memory_alone(settings) -> None:
+    questions: list[str] = []
+    answers = iter(["n", "y"])
+
+    def ask(question: str) -> str:
+        questions.append(question)
+        return next(answers)
+
+    shell, out = make_shell(settings, commands=[], ask=ask)
+    shell.handle("Remember that my sister Ana lives in Porto.")
+    shell.handle("Forget what I said about my sister.")
+    assert questions == [
+        "approve these destructive operations? memory_forget(about='my sister') [y/N] "
+    ]
+    assert "memory_forget was not approved" in out.getvalue()
+    out.truncate(0)
+    out.seek(0)
+    shell.handle("Where does Ana live?")
+    assert "Ana lives in Porto" in out.getvalue()  # denied: nothing was forgotten
+    shell.handle("Forget what I said about my sister.")
+    assert len(questions) == 2 and "Forgot " in out.getvalue()
+    out.truncate(0)
+    out.seek(0)
+    shell.handle("Where does Ana live?")
+    assert "Porto" not in out.getvalue()
+
+
+def test_approval_is_read_from_piped_input(run_cli) -> None:
+    script = (
+        "Remember that my sister Ana lives in Porto.\n"
+        "Forget what I said about my sister.\n"
+        "no\n"
+        "Where does Ana live?\n"
+    )
+    result = run_cli("shell", input=script)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "memory_forget(about='my sister') [y/N]" in out
+    assert "memory_forget was not approved" in out
+    after = out.split("not approved", 1)[1]
+    assert "Ana lives in Porto" in after
+
+
+def test_threads_lists_them_and_resume_continues_one(settings) -> None:
+    shell, out = make_shell(settings, commands=[])
+    first = shell.thread
+    shell.handle("Remember that the meeting is on Tuesday.")
+    shell.handle(":new")
+    second = shell.thread
+    assert second != first
+    shell.handle("Remember that the cat is called Miso.")
+    out.truncate(0)
+    out.seek(0)
+    shell.handle(":threads")
+    lines = out.getvalue().splitlines()
+    assert any(
+        line.startswith(f"* {second}") and "Remember that the cat is called Miso." in line
+        for line in lines
+    )
+    assert any(
+        line.startswith(f"  {first}") and "Remember that the meeting is on Tuesday." in line
+        for line in lines
+    )
+    shell.handle(":resume t-")  # a prefix of both ids is ambiguous
+    assert "could be" in out.getvalue() and shell.thread == second
+    shell.handle(f":resume {first}")
+    assert shell.thread == first and f"thread {first}" in out.getvalue()
+    shell.handle("When is the meeting?")
+    contents = [m["content"] for m in shell.agent.history(first) if m["role"] == "user"]
+    assert contents == ["Remember that the meeting is on Tuesday.", "When is the meeting?"]
+    assert "When is the meeting?" not in str(shell.agent.history(second))
+    shell.handle(":resume t-nosuchthread")
+    assert "no thread 't-nosuchthread'" in out.getvalue() and shell.thread == first
+
+
+HARD = "Prove in Coq: forall a b c : nat, a > 0 -> b > 0 -> a*a*a + b*b*b <> c*c*c"
+
+
+def test_ctrl_c_cancels_the_running_turn_only(coqtop_path) -> None:
+    """In a real terminal: the status line shows the search; Ctrl-C cancels that turn (the
+    shell says so and goes on), and the thread's history stays valid."""
+    child, thread = spawn_shell(term="xterm")  # a terminal where rich draws the status line
+    try:
+        child.sendline(HARD)
+        child.expect("provers_prove: refine: ")  # the status line follows the search
+        child.sendintr()
+        child.expect("cancelled", timeout=30)
+        child.expect("lemmata> ")
+        child.sendline("Remember that my sister Ana lives in Porto.")
+        child.expect("Remembered")
+        child.expect("lemmata> ")
+        child.sendline(":threads")
+        child.expect(rf"\* {thread} +\d+ messages  Prove in Coq")
+        child.expect("lemmata> ")
+        child.sendline(":quit")
+        child.expect(pexpect.EOF)
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
+    from lemmata.agents.agent import Agent
+
+    with Agent() as agent:
+        history = agent.history(thread)
+        messages = agent.graph.get_state({"configurable": {"thread_id": thread}}).values["messages"]
+    assert [m["content"] for m in history if m["role"] == "user"] == [
+        HARD,
+        "Remember that my sister Ana lives in Porto.",
+    ]
+    cut = next(i for i, m in enumerate(history) if m["role"] == "user" and m["content"] != HARD)
+    assert history[cut - 1] == {"role": "assistant", "content": "Cancelled."}
+    assert "Remembered" in history[-1]["content"]
+    # every tool call of the cancelled turn has its answer: the history can go to a model
+    calls = [c["id"] for m in messages for c in getattr(m, "tool_calls", None) or []]
+    answered = [getattr(m, "tool_call_id", None) for m in messages]
+    assert calls and all(c in answered for c in calls)

@@ -1,0 +1,117 @@
+"""The offline router: the operation a task asks for and its arguments, or a plain decline."""
+
+from __future__ import annotations
+
+import pytest
+
+from lemmata.agents.router import Router
+from lemmata.operations import load_registry
+
+
+@pytest.fixture(scope="module")
+def router() -> Router:
+    from lemmata.embeddings import get_embedder
+    from lemmata.settings import Settings
+
+    return Router(load_registry(), get_embedder(Settings.load(config_file=None), cache=False))
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        (
+            "could you prove this for me in Coq: forall a b : nat, a + b = b + a",
+            "provers_prove",
+            {"statement": "Theorem goal : forall a b : nat, a + b = b + a.", "method": "refine"},
+        ),
+        (
+            "Is this right? Lemma l : 3 * 3 = 9. Proof. simpl. reflexivity. Qed.",
+            "provers_check",
+            {"statement": "Lemma l : 3 * 3 = 9.", "proof": "Proof. simpl. reflexivity. Qed."},
+        ),
+        (
+            "I need a certificate that sum_{k=0}^{n} binomial(n,k) = 2^n",
+            "provers_prove",
+            {"statement": "Sum(binomial(n,k), (k, 0, n)) = 2**n", "method": "wz"},
+        ),
+        (
+            "please remember: the office wifi password is hunter2",
+            "memory_remember",
+            {"text": "the office wifi password is hunter2"},
+        ),
+        (
+            "delete fact_0123456789abcdef0123456789abcdef",
+            "memory_forget",
+            {"ids": ["fact_0123456789abcdef0123456789abcdef"]},
+        ),
+        ("erase everything you know about my old job", "memory_forget", {"about": "my old job"}),
+        (
+            "what do you remember about the trip to Lisbon?",
+            "memory_recall",
+            {"query": "the trip to Lisbon?"},
+        ),
+        (
+            "in /tmp/home.png where's the search box",
+            "gui_ground",
+            {"image": "/tmp/home.png", "instruction": "where's the search box"},
+        ),
+        (
+            "open checkout.html and press the Pay now button",
+            "gui_act",
+            {"page": "checkout.html", "instruction": "press the Pay now button"},
+        ),
+        (
+            "dig into warehouse.sqlite and tell me what's unusual",
+            "research_research",
+            {"source": "warehouse.sqlite"},
+        ),
+        (
+            "analyse clinic.db focusing on patient_id = 42",
+            "research_research",
+            {"source": "clinic.db", "entity": "patient_id=42"},
+        ),
+    ],
+)
+def test_tasks_route_to_their_operation_with_arguments(router, text, operation, args) -> None:
+    route = router.route(text)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What's the weather in Paris tomorrow?",
+        "Write a haiku about autumn leaves",
+        "Book a table for two at 8 pm",
+        "Translate 'good morning' into German",
+    ],
+)
+def test_tasks_no_operation_serves_are_declined(router, text) -> None:
+    route = router.route(text)
+    assert route.declined
+    assert "no operation serves" in route.reason or "memory holds nothing" in route.reason
+
+
+def test_a_decline_names_what_is_missing_when_the_task_resembles_an_operation(router) -> None:
+    route = router.route("explore my sales data and find trends")
+    assert route.declined
+    assert "research_research" in route.reason and "source" in route.reason
+
+
+def test_plain_questions_go_to_memory_only_when_memory_knows(router) -> None:
+    question = "Where does Ana live?"
+    assert router.route(question).declined
+    assert router.route(question, evidence=0.2).declined
+    route = router.route(question, evidence=0.8)
+    assert route.operation == "memory_recall" and route.args == {"query": question}
+    why = router.route("Why did Ana move to Porto?", evidence=0.8)
+    assert why.operation == "memory_reason"
+    # asking for memory in so many words needs no evidence
+    assert router.route("Did I tell you where Ana lives?").operation == "memory_recall"
+
+
+def test_empty_task(router) -> None:
+    route = router.route("   ")
+    assert route.declined and "empty" in route.reason
