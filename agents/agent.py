@@ -40,6 +40,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
+from lemmata.agents.memory import _text
 from lemmata.errors import LemmataError, UsageError
 from lemmata.operations import Envelope, OperationContext, Registry, Scope
 
@@ -119,17 +120,6 @@ class ThreadInfo:
     messages: int
     first: str
     last: str
-
-
-def _text(message: AnyMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return " ".join(
-        p if isinstance(p, str) else str(p.get("text", ""))
-        for p in content
-        if isinstance(p, str | dict)
-    )
 
 
 def _is_yes(value: Any) -> bool:
