@@ -13,9 +13,10 @@ export TOKENIZERS_PARALLELISM := false
 # The tests need the ray extra (proof workers on a local Ray instance) and the notebooks
 # extra (they execute notebooks/), the research extra (pandas, scipy, pyarrow for the research
 # agent), the gui extra (tesseract's and Chromium's Python sides, the icon set), the mcp extra
-# (the MCP server and its client) and the otel extra (tracing spans).
+# (the MCP server and its client), the otel extra (tracing spans) and the experience extra
+# (TextWorldExpress and ScienceWorld for early experience).
 setup:
-	@scripts/setup.sh dev,ray,notebooks,research,gui,mcp,otel
+	@scripts/setup.sh dev,ray,notebooks,research,gui,mcp,otel,experience
 
 # The main job on embedded defaults (no LLM, no network): the batch proof runner on the bundled
 # identity suite (Zeilberger certificates, checked proofs, Lean 4 sketches), then on the

@@ -19,6 +19,10 @@ class                          code                         raised when
                                                             opened or read
 ``ImageError``                 ``image``                    an image is missing, corrupt, empty
                                                             or too large to ground on
+``UnknownTask``                ``unknown_task``             an environment has no task by that
+                                                            name, variation or split
+``SnapshotError``              ``snapshot``                 an environment state cannot be
+                                                            restored (or restored a different one)
 ``ModelError``                 ``model``                    base class of the LLM layer's errors
 ``ModelNotConfigured``         ``model_not_configured``     a feature needs a model, none is set
 ``UnknownModel``               ``unknown_model``            the model name is not one the
@@ -53,8 +57,10 @@ __all__ = [
     "ModelUnreachable",
     "RateLimited",
     "SettingsFileError",
+    "SnapshotError",
     "ToolNotFound",
     "UnknownModel",
+    "UnknownTask",
     "UsageError",
 ]
 
@@ -137,6 +143,18 @@ class ImageError(LemmataError):
     """An image cannot be decoded, is empty, or exceeds the pixel limit."""
 
     code = "image"
+
+
+class UnknownTask(LemmataError):
+    """An environment has no task by that name, variation or split; the message lists valid ones."""
+
+    code = "unknown_task"
+
+
+class SnapshotError(LemmataError):
+    """An environment state could not be restored, or the replay reached a different state."""
+
+    code = "snapshot"
 
 
 class ModelError(LemmataError):
