@@ -42,9 +42,17 @@ _QUESTION = re.compile(
     re.I,
 )
 _ASKS_MEMORY = re.compile(
-    r"\b(?:remember|recall|remind me|did i (?:say|tell|mention)|have i (?:said|told|mentioned)|"
+    r"\b(?:remember|recall|remind me(?! to\b)|did i (?:say|tell|mention)|have i (?:said|told|mentioned)|"
     r"i (?:told|said to|mentioned to) you|you know about|in (?:your |my )?memory|"
-    r"we (?:talked|spoke|discussed))\b",
+    r"we (?:talked|spoke|discussed)|(?:based on|from) what you know)\b|\bagain\s*\?\s*$",
+    re.I,
+)
+# Questions about the user's own life: no capability but memory can answer them.
+_PERSONAL = re.compile(r"\bmy\b|\bwhy\s+(?:\w+\s+){0,2}I\b|\bshould I\b", re.I)
+# Commands to search memory, whatever their grammar.
+_RECALL_COMMAND = re.compile(
+    r"^\s*(?:please\s+)?(?:recall|search (?:my |your )?memory|look (?:it )?up in (?:your |my )?memory|"
+    r"look up\b.*\bmy\b|check (?:your |my )?memory|what do you (?:remember|know) about)",
     re.I,
 )
 _WHY = re.compile(r"^\s*(?:please\s+)?(?:explain|why|summari[sz]e|reason about)\b", re.I)
@@ -134,14 +142,25 @@ class Router:
                 f"the task's form matches {op.qualified_name}",
                 scores,
             )
-        asks_memory = bool(_ASKS_MEMORY.search(text))
+        asks_memory = bool(_ASKS_MEMORY.search(text)) or bool(_RECALL_COMMAND.match(text))
         question = bool(_QUESTION.search(text)) or bool(_WHY.match(text))
-        if question and (asks_memory or (evidence is not None and evidence >= self.evidence_at)):
+        personal = question and bool(_PERSONAL.search(text))
+        if _RECALL_COMMAND.match(text):
+            question = True
+        if question and (
+            asks_memory or personal or (evidence is not None and evidence >= self.evidence_at)
+        ):
             name = "memory_reason" if _WHY.match(text) else "memory_recall"
             op_found = self.registry.find(name) or self.registry.find("memory_recall")
             if op_found is not None and op_found.extract is not None:
                 args = op_found.extract(text) or {"query": text}
-                why = "it asks what memory holds" if asks_memory else "memory knows about it"
+                why = (
+                    "it asks what memory holds"
+                    if asks_memory
+                    else "it asks about you, which only memory can answer"
+                    if personal
+                    else "memory knows about it"
+                )
                 return Route(op_found.qualified_name, args, scores.get(name, 0.0), why, scores)
         best_name, best = max(scores.items(), key=lambda kv: kv[1], default=(None, 0.0))
         if question and best_name in _MEMORY_QUESTIONS:

@@ -83,7 +83,10 @@ def _output(g: Grounding, heatmap: str | None = None) -> GroundOutput:
     return GroundOutput(instruction=g.instruction, heatmap=heatmap, **d)
 
 
-_IMAGE = re.compile(r"(?P<path>(?:[\w./~-]|\\ )+\.(?:png|jpe?g|webp|bmp))\b", re.I)
+_IMAGE = re.compile(
+    r"[\"'“`](?P<qpath>[^\"'”`]+\.(?:png|jpe?g|webp|bmp))[\"'”`]|(?P<path>(?:[\w./~-]|\\ )+\.(?:png|jpe?g|webp|bmp))\b",
+    re.I,
+)
 _PAGE = re.compile(r"(?P<path>(?:[\w./~-])+\.html?)\b", re.I)
 _FILLER = re.compile(
     r"\b(?:on|in|of|at|from|for|within)\s+(?:the\s+)?(?:screenshot|screen|image|page|file)?\s*$",
@@ -119,21 +122,38 @@ def _instruction(text: str, path: str) -> str:
     return rest
 
 
+# File chores on an image or page are not grounding: nothing on the screen is to be found.
+_FILE_CHORE = re.compile(
+    r"^\s*(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?(?:convert|rename|remove the background|resize|"
+    r"crop|compress|delete|upload|download|send|e-?mail|print|save|copy|move|share|attach|rotate|blur|"
+    r"open\s+\S+\s+in|sharpen|edit|watermark)\b",
+    re.I,
+)
+
+
 def _extract_ground(text: str) -> dict[str, Any] | None:
     m = _IMAGE.search(text)
-    if not m:
+    if not m or _FILE_CHORE.match(text):
         return None
-    instruction = _instruction(text, m["path"])
-    return {"image": m["path"], "instruction": instruction} if instruction else None
+    path = m["qpath"] or m["path"]
+    quoted = m["qpath"] is not None
+    instruction = _instruction(text.replace(m.group(0), path) if quoted else text, path)
+    return {"image": path, "instruction": instruction} if instruction else None
 
 
 def _extract_act(text: str) -> dict[str, Any] | None:
     m = _PAGE.search(text)
-    if not m:
+    if not m or _FILE_CHORE.match(text):
         return None
     instruction = _instruction(text, m["path"])
     typed = re.search(
-        r"\btype\s+[\"'“](?P<t>[^\"'”]+)[\"'”]\s+(?:in|into)\s+(?P<target>.+)$", instruction, re.I
+        r"\b(?:type|enter|write|put|input)\s+[\"'“](?P<t>[^\"'”]+)[\"'”]\s+(?:in|into|in to)\s+(?P<target>.+)$",
+        instruction,
+        re.I,
+    ) or re.search(
+        r"\bfill(?:\s+in)?\s+(?P<target>.+?)\s+with\s+[\"'“](?P<t>[^\"'”]+)[\"'”]\s*$",
+        instruction,
+        re.I,
     )
     if typed:
         return {

@@ -146,30 +146,65 @@ class ReasonOutput(BaseModel):
 
 _ID = re.compile(r"\b(?:ep|fact|proc|item)_[0-9a-f]{8,32}\b")
 _REMEMBER = re.compile(
-    r"^\s*(?:please\s+)?(?:remember|note|memori[sz]e|keep in mind|don'?t forget|store|"
-    r"save|record)\b(?:\s+(?:that|this|:))?\s*[:,-]?\s*(?P<text>.+)$",
+    r"^\s*(?:please\s+)?(?:(?:could|can|would|will)\s+you\s+(?:please\s+)?)?"
+    r"(?:(?:i\s+(?:want|need|would like)\s+you\s+to\s+)?(?:remember|memori[sz]e|keep in mind|"
+    r"don'?t forget)\b(?:\s+(?:that|this))?|(?:make\s+a\s+)?note\b(?:\s+(?:that|this|down))?\s*(?=that\b|:|-)|"
+    r"note\s+(?:that|down)\b|(?:store|save|record)\b(?:\s+(?:this|that))?(?:\s+for\s+later)?\s*(?=:)|"
+    r"(?:store|save|record|remember|note)\s+the\s+fact\s+that\b|"
+    r"(?:store|save|record)\s+(?:in|to)\s+(?:your\s+)?memory\b(?:\s+that)?|"
+    r"for future reference\b)\s*(?:that\b)?\s*[:,-]?\s*(?P<text>.+?)\s*$",
+    re.I | re.S,
+)
+# "..., remember that." / "... - please keep that in memory." / "FYI ..., note it."
+_REMEMBER_AFTER = re.compile(
+    r"^\s*(?:fyi[:,]?\s+)?(?P<text>.+?)\s*[.,;!-]*\s*(?:please\s+)?(?:remember|memori[sz]e|note|"
+    r"keep|store|save)\s+(?:that|this|it)(?:\s+in(?:\s+your)?\s+(?:memory|mind))?[\s.!]*(?:thanks!?)?\s*$",
     re.I | re.S,
 )
 _RECALL = re.compile(
-    r"^\s*(?:please\s+)?(?:recall|look up|search (?:my )?memory for|"
+    r"^\s*(?:please\s+)?(?:recall|look up|search (?:my |your )?memory for|"
     r"what do you (?:remember|know) about|do you remember)\s*[:,-]?\s*(?P<text>.+)$",
     re.I | re.S,
 )
 _FORGET = re.compile(
-    r"^\s*(?:please\s+)?(?:forget|delete|erase|remove)\b(?:\s+(?:what|everything)\s+"
-    r"(?:i (?:said|told you)|you know)\s+about)?\s*[:,-]?\s*(?P<text>.+)$",
+    r"^\s*(?:please\s+)?(?:(?:could|can|would)\s+you\s+(?:please\s+)?)?"
+    r"(?:forget\b(?:\s+(?:what|everything)\s+(?:i (?:said|told you)|you know)\s+about)?|"
+    r"(?:delete|erase|remove|wipe|drop|clear)\b(?=.*\b(?:from|in)\s+(?:your\s+|my\s+|the\s+)?memory\b|"
+    r".*\b(?:note|notes|fact|facts|episode)\b|.*\b(?:ep|fact|proc|item)_[0-9a-f]{8}|"
+    r".*\b(?:you know|i (?:said|told you))\b|\s+the\s+memory\s+of\b)"
+    r"(?:\s+(?:the\s+)?(?:notes?|facts?)\s+(?:about|on))?"
+    r"(?:\s+(?:what|everything)\s+(?:i (?:said|told you)|you know)\s+about)?"
+    r"(?:\s+the\s+memory\s+of)?|"
+    r"i\s+(?:don'?t|do not)\s+want\s+you\s+to\s+remember)"
+    r"\s*[:,-]?\s*(?P<text>.+?)\s*$",
     re.I | re.S,
 )
+_FORGET_TAIL = re.compile(
+    r"\s*(?:(?:from|in)\s+(?:your\s+|my\s+|the\s+)?memory|any\s?more|anymore|please|thanks)\b[\s.!?]*$",
+    re.I,
+)
 _REASON = re.compile(r"^\s*(?:please\s+)?(?:explain|reason about|summari[sz]e|why)\b", re.I)
+_NOT_A_TOPIC = {"it", "that", "this", "everything", "all", "them", "me"}
 
 
 def _extract_remember(text: str) -> dict[str, Any] | None:
-    if text.rstrip().endswith("?"):
+    body = text.strip()
+    m = _REMEMBER.match(body)
+    if (
+        m
+        and body.endswith("?")
+        and not re.match(r"^\s*(?:could|can|would|will)\s+you\b", body, re.I)
+    ):
         return None
-    m = _REMEMBER.match(text)
-    if not m or not m["text"].strip():
+    if not m:
+        m = _REMEMBER_AFTER.match(body)
+    if not m:
         return None
-    return {"text": m["text"].strip()}
+    said = m["text"].strip().rstrip("?").strip()
+    said = re.sub(r"\s*[-,]?\s*(?:thanks|thank you)!?\s*$", "", said, flags=re.I).strip()
+    if not said or said.lower() in _NOT_A_TOPIC or re.match(r"^(?:to|a|an)\b", said, re.I):
+        return None
+    return {"text": said}
 
 
 def _extract_query(text: str) -> dict[str, Any] | None:
@@ -185,8 +220,18 @@ def _extract_forget(text: str) -> dict[str, Any] | None:
     ids = _ID.findall(text)
     if ids:
         return {"ids": ids}
-    about = m["text"].strip().rstrip(".")
-    return {"about": about} if about else None
+    about = re.sub(r"^about\s+", "", m["text"].strip(), flags=re.I)
+    # "..., it's public now": the reason after the topic is not part of it
+    about = re.split(
+        r",\s*(?=(?:it'?s|it is|since|because|as|that'?s|they'?re|i'?ve|we'?ve)\b)",
+        about,
+        maxsplit=1,
+    )[0]
+    for _ in range(3):
+        about = _FORGET_TAIL.sub("", about).strip().rstrip(".?!").strip()
+    if not about or about.lower() in _NOT_A_TOPIC or re.match(r"^my\s+account\b", about, re.I):
+        return None
+    return {"about": about}
 
 
 @operation(

@@ -10,6 +10,7 @@ True
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -140,10 +141,21 @@ def _extract_prove(text: str) -> dict[str, Any] | None:
     if found:
         return found
     found = coq_from_text(text) or lean_from_text(text)
-    if found is None:
-        return None
-    found["method"] = "check" if found.get("proof") else "refine"
+    if found is None or found.get("proof"):
+        return None  # a statement with its proof is a task for provers_check
+    found["method"] = _method_named(text) or "refine"
     return found
+
+
+def _method_named(text: str) -> str | None:
+    """The proving method a task names in words, if any."""
+    if re.search(r"\bportfolio\b", text, re.I):
+        return "portfolio"
+    if re.search(r"\b(?:refine|repair|refinement)\b", text, re.I):
+        return "refine"
+    if re.search(r"\b(?:zeilberger|wz|wilf)\b", text, re.I):
+        return "wz"
+    return None
 
 
 @operation(

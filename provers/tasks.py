@@ -35,28 +35,52 @@ _FORALL = re.compile(
 )
 
 
+_HEADER_SENTENCE = re.compile(
+    r"(?:From\s+[\w.]+\s+)?Require\s+(?:Import\s+|Export\s+)?[\w.\s]+?\.(?=\s|$)|"
+    r"(?:Local\s+|Global\s+)?Open\s+Scope\s+\w+\.(?=\s|$)|(?<![\w.])Import\s+[\w.\s]+?\.(?=\s|$)|"
+    r"Set\s+Implicit\s+Arguments\.(?=\s|$)"
+)
+_BARE_TAIL = re.compile(
+    r"(?:\s+(?:in|with|using)\s+(?:coq|rocq)\b.*|\s*,?\s*please\b.*|\s*\?.*|\s*\.\s*)$", re.I | re.S
+)
+
+
+def _bare_statement(text: str) -> str | None:
+    """A ``forall``/``exists`` proposition written without a ``Theorem`` line, or an equation
+    after a colon: the text from its first word to the end, without the request's tail."""
+    m = re.search(r"(?<![\w'])(?:forall|exists)\s", text)
+    if m:
+        body = text[m.start() :]
+        for _ in range(3):
+            body = _BARE_TAIL.sub("", body).strip()
+        return body or None
+    _, _, tail = text.partition(":")
+    body = re.sub(
+        r"^(?:please\s+)?(?:prove|show|check|verify)\s+(?:that\s+)?",
+        "",
+        (tail or text).strip(),
+        flags=re.I,
+    )
+    fm = _FORALL.search(body)
+    return fm["body"].strip().rstrip(".") if fm else None
+
+
 def coq_from_text(text: str) -> dict[str, Any] | None:
     """A Coq statement (``Theorem t : ... .``, or a bare ``forall ...`` when the text names
-    Coq) and the proof after it, if any."""
+    Coq) and the proof after it, if any (a proof that ends in ``Admitted.`` is no proof)."""
     m = _COQ_STATEMENT.search(text)
     if m and not _LEAN_WORDS.search(text[: m.start()]):
         out: dict[str, Any] = {"statement": m["stmt"].strip(), "backend": "coq"}
-        if m["proof"]:
+        if m["proof"] and not m["proof"].rstrip().endswith("Admitted."):
             out["proof"] = m["proof"].strip()
-        header = text[: m.start()]
-        requires = re.findall(r"(?:From\s+\w+\s+)?Require\s+(?:Import|Export)?[^.]*\.", header)
-        if requires:
-            out["header"] = "\n".join(r.strip() for r in requires)
+        header = _HEADER_SENTENCE.findall(text[: m.start()])
+        if header:
+            out["header"] = "\n".join(" ".join(h.split()) for h in header)
         return out
     if not _COQ_WORDS.search(text):
         return None
-    _, _, tail = text.partition(":")
-    body = (tail or text).strip()
-    fm = _FORALL.search(body)
-    if fm is None:
-        return None
-    stmt = fm["body"].strip().rstrip(".")
-    return {"statement": f"Theorem goal : {stmt}.", "backend": "coq"}
+    stmt = _bare_statement(text)
+    return {"statement": f"Theorem goal : {stmt}.", "backend": "coq"} if stmt else None
 
 
 def lean_from_text(text: str) -> dict[str, Any] | None:
@@ -69,29 +93,43 @@ def lean_from_text(text: str) -> dict[str, Any] | None:
     if re.search(rf"\b{_KEYWORD}\b", text) and not re.search(r"\b(?:theorem|lemma)\b", text):
         return None
     out: dict[str, Any] = {"statement": m["stmt"].strip(), "backend": "lean"}
-    if m["proof"] and m["proof"].strip() not in ("by", "by sorry"):
-        out["proof"] = m["proof"].strip()
+    proof = (m["proof"] or "").split("`")[0].strip()  # "`theorem ... := by ring` correct?"
+    if proof and proof not in ("by", "by sorry"):
+        out["proof"] = proof
     return out
 
 
 _SUM_LATEX = re.compile(
     r"(?:\\sum|∑|sum)\s*_\{?\s*(?P<k>[a-z])\s*=\s*(?P<lo>[^}^]+?)\s*\}?\s*\^\s*\{?\s*(?P<hi>[^}\s]+)\s*\}?\s*"
-    r"(?P<body>.+?)\s*(?:=|==|equals)\s*(?P<rhs>.+)$",
+    r"(?P<body>.+?)\s*(?:==|=|equals)\s*(?P<rhs>.+)$",
     re.I | re.S,
 )
 _SUM_WORDS = re.compile(
     r"(?:the\s+)?sum\s+(?:of\s+)?(?P<body>.+?)\s+(?:for|over)\s+(?P<k>[a-z])\s+"
     r"(?:from|=)\s*(?P<lo>[^\s]+)\s+(?:to|up to|\.\.)\s+(?P<hi>[^\s,]+?)\s*,?\s*"
-    r"(?:is|equals|=|==|gives)\s+(?P<rhs>.+)$",
+    r"(?:is|equals|==|=|gives)\s+(?P<rhs>.+)$",
     re.I | re.S,
 )
-_SUM_SYMPY = re.compile(r"(?P<lhs>Sum\(.+\))\s*(?:=|==)\s*(?P<rhs>.+)$", re.S)
+_SUM_OVER = re.compile(
+    r"(?:the\s+)?sum\s+(?:over|for)\s+(?P<k>[a-z])\s+(?:from|=)\s*(?P<lo>[^\s]+)\s+(?:to|up to|\.\.)\s+"
+    r"(?P<hi>[^\s,]+?)\s*,?\s+of\s+(?P<body>.+?)\s+(?:is|equals|==|=|gives)\s+(?P<rhs>.+)$",
+    re.I | re.S,
+)
+_SUM_SYMPY = re.compile(r"(?P<lhs>Sum\(.+\))\s*(?:==|=)\s*(?P<rhs>.+)$", re.S)
 _LEAD = re.compile(
     r"^\s*(?:please\s+)?(?:prove|show|verify|check|certify|establish)?\s*(?:that|the identity|"
     r"this identity|the sum identity)?\s*:?\s*",
     re.I,
 )
-_TAIL = re.compile(r"\s*(?:for (?:all|every) (?:natural )?n\b.*|\.|\?)\s*$", re.I)
+_N_MIN = re.compile(
+    r",?\s*\b(?:for|when)\s+(?:all\s+|every\s+)?(?:integers?\s+|natural numbers?\s+)?n\s*(?:>=|≥|=>)\s*(?P<n>\d+)\s*,?",
+    re.I,
+)
+_TAIL = re.compile(
+    r"\s*(?:for (?:all|every) (?:natural )?n\b.*|(?:with|using|by)\s+(?:the\s+)?(?:zeilberger|wz|wilf|"
+    r"gosper|a\s+(?:wz|zeilberger))\b.*|\.|\?)\s*$",
+    re.I | re.S,
+)
 
 
 def _sympy_text(expr: str) -> str:
@@ -105,6 +143,8 @@ def _sympy_text(expr: str) -> str:
     expr = re.sub(r"(\d)\s*([a-z(])", r"\1*\2", expr)
     expr = re.sub(r"(?<![A-Za-z_])([a-z])\s*\(", r"\1*(", expr)
     expr = re.sub(r"\)\s*([a-z(])", r")*\1", expr)
+    # juxtaposed factors: "2**k binomial(n,k)", "k binomial(n, k)"
+    expr = re.sub(r"(?<=[\w)])\s+(?=[A-Za-z_(\d])", "*", expr)
     return expr
 
 
@@ -118,18 +158,21 @@ def identity_from_text(text: str) -> dict[str, Any] | None:
     """A sum identity, as ``Sum(summand, (k, lo, hi)) = rhs`` for the WZ prover; from sympy
     syntax, LaTeX-like ``sum_{k=0}^{n} ... = ...`` or words ("the sum of ... for k from 0 to
     n is ...")."""
+    out: dict[str, Any] = {"method": "wz"}
+    lower = _N_MIN.search(text)
+    if lower:
+        out["n_min"] = int(lower["n"])
+        text = (text[: lower.start()] + " " + text[lower.end() :]).strip(" ,")
+    text = re.sub(r"\?.*$", "", text.strip(), flags=re.S)  # "... = n(n+1)/2? Prove it."
     body = _TAIL.sub("", _LEAD.sub("", text.strip(), count=1))
     m = _SUM_SYMPY.search(body)
     if m:
-        return {"statement": f"{m['lhs'].strip()} = {_sympy_text(m['rhs'])}", "method": "wz"}
-    for pattern in (_SUM_LATEX, _SUM_WORDS):
+        return {"statement": f"{m['lhs'].strip()} = {_sympy_text(m['rhs'])}", **out}
+    for pattern in (_SUM_LATEX, _SUM_OVER, _SUM_WORDS):
         m = pattern.search(body)
         if m:
             summand = _sympy_text(m["body"])
             lo, hi = _sympy_text(m["lo"]), _sympy_text(m["hi"])
             rhs = _sympy_text(_TAIL.sub("", m["rhs"]))
-            return {
-                "statement": f"Sum({summand}, ({m['k']}, {lo}, {hi})) = {rhs}",
-                "method": "wz",
-            }
+            return {"statement": f"Sum({summand}, ({m['k']}, {lo}, {hi})) = {rhs}", **out}
     return None
