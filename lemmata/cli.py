@@ -30,6 +30,7 @@ app = typer.Typer(
 
 def _add_capability_apps() -> None:
     # Each capability's sub-commands live beside it; their modules import only typer at load.
+    from lemmata.agents.experience.cli import app as experience_app
     from lemmata.agents.research.cli import register as register_research
     from lemmata.gui.cli import register as register_gui
     from lemmata.memory.cli import app as memory_app
@@ -37,6 +38,7 @@ def _add_capability_apps() -> None:
     from lemmata.provers.refine.cli_draw import register as register_prove_draw
 
     app.add_typer(memory_app, name="memory")
+    app.add_typer(experience_app, name="experience")
     register_research(app)
     register_gui(app)
     register_refine(app)

@@ -125,8 +125,49 @@ def run_checks(settings: Settings, *, deep: bool = False, ping: bool = False) ->
                 )
             )
 
+    _check_experience(add)
     _check_settings(settings, ping, add)
     return report
+
+
+# The early-experience environments: two Java simulators from PyPI, and a Java runtime.
+EXPERIENCE_PACKAGES: tuple[tuple[str, str], ...] = (
+    ("textworld-express", "textworld_express"),
+    ("scienceworld", "scienceworld"),
+)
+
+
+def _check_experience(add: Callable[[Check], None]) -> None:
+    absent = missing_modules(EXPERIENCE_PACKAGES)
+    java = shutil.which("java")
+    if "experience" not in EXTRAS:  # otherwise the extras loop above already reported them
+        if absent:
+            add(
+                Check(
+                    "extras",
+                    "experience",
+                    "missing",
+                    f"absent: {', '.join(absent)}",
+                    "pip install 'lemmata[experience]'",
+                )
+            )
+        else:
+            versions = ", ".join(f"{d} {installed_version(d)}" for d, _ in EXPERIENCE_PACKAGES)
+            add(Check("extras", "experience", "ok", versions))
+    if "java" in SYSTEM_TOOLS:  # reported with the other system programs
+        return
+    if java is None:
+        add(
+            Check(
+                "system",
+                "java",
+                "missing",
+                "runs the TextWorldExpress and ScienceWorld simulators (early experience)",
+                "apt-get install openjdk-17-jre-headless",
+            )
+        )
+    else:
+        add(Check("system", "java", "ok", f"{_tool_version(java, ('-version',))} ({java})"))
 
 
 def _check_embedder(settings: Settings, deep: bool, add: Callable[[Check], None]) -> None:

@@ -1,0 +1,567 @@
+"""A small torch policy over admissible actions, trained three ways on the same expert
+demonstrations: imitation (``il``), imitation with implicit world modelling (``iwm``) and
+imitation with a self-reflection-style objective (``sr``).
+
+The policy reads the instruction, the current observation, the last few observations and the
+actions taken so far, and scores each admissible action; it acts by taking the best. Every text
+is a bag of word embeddings from one table, so the model trains in minutes on two cores.
+
+* ``il``: cross-entropy over the admissible actions with the expert's action as the target.
+* ``iwm``: the same, plus next-state prediction on the rollouts' transitions (the expert's and
+  the K alternatives'): from the representation of (state, action) the model predicts the words
+  of the observation the action led to, through a decoder tied to the input embeddings (untied,
+  the objective shapes nothing the policy reads). Error transitions are capped at
+  ``invalid_cap`` of the set, as the method advises. ``iwm_schedule`` is ``"joint"`` (both
+  losses at every update) or ``"stage"`` (next-state prediction first, for ``iwm_stage`` of
+  the updates, then imitation); both keep IL's total number of updates.
+* ``sr``: the same imitation, plus an outcome head trained on every tried action of every
+  expert state (the expert's and the alternatives'): it predicts whether the action made
+  progress, made none, was invalid or failed the task, as observed in the rollouts; and the
+  policy acts on its own score plus ``sr_weight`` times the predicted log-probability that the
+  action is neither invalid nor failing. *How this differs from the paper:* the paper fine-tunes a
+  language model on chain-of-thought reflections written by a model (why the expert's action
+  beats the alternatives, given their observed outcomes) and the policy generates such a
+  thought before each action. No model writes text here; the "reflection" is the predicted
+  outcome class of each candidate, learned from the same observed outcomes and consulted
+  before acting. It keeps the method's grounding (only outcomes actually observed are
+  targets) but none of its free-form reasoning.
+
+Training is deterministic for a seed (on one thread; the callers of this module set
+``torch.set_num_threads(1)``, which is also the fastest on a busy 2-core machine).
+
+>>> policy = train_policy(steps, "sr", seed=0, updates=600)         # doctest: +SKIP
+>>> policy.act(instruction, observation, history, admissible)        # doctest: +SKIP
+'open door to west'
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from lemmata.agents.experience.records import ExpertStep, Outcome
+from lemmata.environments.text import Task, TextEnvironment
+from lemmata.errors import DataSourceError, MissingDependency, UsageError
+
+__all__ = [
+    "METHODS",
+    "EvalResult",
+    "Method",
+    "Policy",
+    "PolicyConfig",
+    "TaskResult",
+    "evaluate",
+    "outcome_class",
+    "train_policy",
+]
+
+Method = Literal["il", "iwm", "sr"]
+METHODS: tuple[Method, ...] = ("il", "iwm", "sr")
+#: Outcome classes of the ``sr`` head, in index order.
+OUTCOMES = ("progress", "no progress", "invalid", "failure")
+_FORMAT = "lemmata-experience-policy"
+_VERSION = 1
+_TOKEN = re.compile(r"[a-z]+|\d+")
+_PAD, _UNK = 0, 1
+_FEATURES = 4
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a core dependency here
+        raise MissingDependency("the experience policy", "pip install torch") from None
+    return torch
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """The model's size and the training budget; the three methods share it."""
+
+    dim: int = 64
+    hidden: int = 128
+    recent: int = 2
+    updates: int = 1500
+    batch: int = 16
+    lr: float = 3e-3
+    weight_decay: float = 1e-4
+    iwm_schedule: Literal["joint", "stage"] = "joint"
+    iwm_weight: float = 1.0
+    iwm_stage: float = 0.3
+    invalid_cap: float = 0.2
+    sr_weight: float = 1.0
+    sr_loss_weight: float = 1.0
+
+
+def _words(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+def outcome_class(outcome: Outcome, score_before: float) -> int:
+    """The index in :data:`OUTCOMES` of what an action led to, from its observed outcome."""
+    if outcome.failure:
+        return 3
+    if outcome.invalid:
+        return 2
+    if outcome.success or outcome.score > score_before + 1e-9:
+        return 0
+    if outcome.score < score_before - 1e-9:
+        return 3
+    return 1
+
+
+@dataclass
+class _State:
+    instruction: list[int]
+    observation: list[int]
+    recent: list[int]
+    last: list[int]
+    past: list[int]
+    history_actions: list[str]
+
+
+class _Encoder:
+    """Words to ids, with a cache: the same texts recur at every step of every episode."""
+
+    def __init__(self, vocab: list[str], recent: int) -> None:
+        self.vocab = vocab
+        self.index = {w: i for i, w in enumerate(vocab)}
+        self.recent = recent
+        self._cache: dict[str, list[int]] = {}
+
+    @classmethod
+    def build(cls, texts: Sequence[str], recent: int) -> _Encoder:
+        seen: dict[str, None] = {}
+        for text in texts:
+            for w in _words(text):
+                seen.setdefault(w, None)
+        return cls(["<pad>", "<unk>", *sorted(seen)], recent)
+
+    def ids(self, text: str) -> list[int]:
+        got = self._cache.get(text)
+        if got is None:
+            got = [self.index.get(w, _UNK) for w in _words(text)] or [_PAD]
+            if len(self._cache) < 200_000:
+                self._cache[text] = got
+        return got
+
+    def state(
+        self, instruction: str, observation: str, history: Sequence[tuple[str, str]]
+    ) -> _State:
+        earlier = [obs for _, obs in history[:-1]][-self.recent :] if self.recent else []
+        actions = [a for a, _ in history]
+        return _State(
+            instruction=self.ids(instruction),
+            observation=self.ids(observation),
+            recent=[i for obs in earlier for i in self.ids(obs)] or [_PAD],
+            last=self.ids(actions[-1]) if actions else [_PAD],
+            past=[i for a in actions for i in self.ids(a)] or [_PAD],
+            history_actions=actions,
+        )
+
+    def features(self, state: _State, action: str) -> list[float]:
+        """What the history and the texts say about one action: taken before, just taken,
+        and how many of its words the observation and the instruction mention."""
+        words = set(self.ids(action))
+        count = state.history_actions.count(action)
+        return [
+            min(count, 3) / 3.0,
+            float(bool(state.history_actions) and state.history_actions[-1] == action),
+            len(words & set(state.observation)) / max(len(words), 1),
+            len(words & set(state.instruction)) / max(len(words), 1),
+        ]
+
+
+def _net(vocab: int, cfg: PolicyConfig) -> Any:
+    torch = _torch()
+    nn = torch.nn
+
+    class Net(nn.Module):  # type: ignore[name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            d, h = cfg.dim, cfg.hidden
+            self.emb = nn.Embedding(vocab, d, padding_idx=_PAD)
+            self.state = nn.Sequential(nn.Linear(5 * d, d), nn.Tanh())
+            self.pair = nn.Sequential(nn.Linear(3 * d + _FEATURES, h), nn.ReLU())
+            self.score = nn.Linear(h, 1)
+            self.next = nn.Linear(h, d)  # next-state decoder, read out through emb (tied)
+            self.outcome = nn.Linear(h, len(OUTCOMES))
+
+        def bag(self, ids: Any) -> Any:
+            mask = (ids != _PAD).unsqueeze(-1).float()
+            return (self.emb(ids) * mask).sum(-2) / mask.sum(-2).clamp(min=1.0)
+
+        def encode_state(self, segments: list[Any]) -> Any:
+            return self.state(torch.cat([self.bag(s) for s in segments], -1))
+
+        def pairs(self, s: Any, actions: Any, feats: Any) -> Any:
+            a = self.bag(actions)  # [B, A, d]
+            s = s.unsqueeze(1).expand_as(a)
+            return self.pair(torch.cat([s, a, s * a, feats], -1))
+
+        def next_logits(self, z: Any) -> Any:
+            return self.next(z) @ self.emb.weight.t()
+
+    return Net()
+
+
+def _pad(rows: Sequence[Sequence[int]]) -> Any:
+    torch = _torch()
+    width = max(len(r) for r in rows)
+    return torch.tensor([list(r) + [_PAD] * (width - len(r)) for r in rows], dtype=torch.long)
+
+
+def _pad3(groups: Sequence[Sequence[Sequence[int]]]) -> Any:
+    torch = _torch()
+    width = max(len(r) for g in groups for r in g)
+    count = max(len(g) for g in groups)
+    out = torch.zeros((len(groups), count, width), dtype=torch.long)
+    for i, g in enumerate(groups):
+        for j, r in enumerate(g):
+            out[i, j, : len(r)] = torch.tensor(r, dtype=torch.long)
+    return out
+
+
+def _segments(states: Sequence[_State]) -> list[Any]:
+    return [
+        _pad([s.instruction for s in states]),
+        _pad([s.observation for s in states]),
+        _pad([s.recent for s in states]),
+        _pad([s.last for s in states]),
+        _pad([s.past for s in states]),
+    ]
+
+
+@dataclass
+class _Example:
+    state: _State
+    actions: list[str]
+    target: int
+    classes: list[int]  # outcome class per action, -1 where untried
+    nexts: list[tuple[str, str, bool]]  # (action, next observation, invalid) transitions
+
+
+class Policy:
+    """A trained policy: :meth:`act` picks one of the admissible actions."""
+
+    def __init__(self, method: Method, config: PolicyConfig, vocab: list[str], net: Any) -> None:
+        self.method = method
+        self.config = config
+        self._enc = _Encoder(vocab, config.recent)
+        self._net = net
+        self._net.eval()
+
+    def scores(
+        self,
+        instruction: str,
+        observation: str,
+        history: Sequence[tuple[str, str]],
+        admissible: Sequence[str],
+    ) -> list[float]:
+        """The policy's score of each admissible action (higher is preferred)."""
+        torch = _torch()
+        if not admissible:
+            raise UsageError("the policy needs at least one admissible action to choose from")
+        state = self._enc.state(instruction, observation, history)
+        with torch.no_grad():
+            s = self._net.encode_state([seg for seg in _segments([state])])
+            acts = _pad3([[self._enc.ids(a) for a in admissible]])
+            feats = torch.tensor([[self._enc.features(state, a) for a in admissible]])
+            z = self._net.pairs(s, acts, feats)
+            logits = self._net.score(z).squeeze(-1)[0]
+            if self.method == "sr" and self.config.sr_weight:
+                bad = torch.softmax(self._net.outcome(z)[0], -1)[:, 2:].sum(-1)
+                logits = logits + self.config.sr_weight * torch.log1p(-bad.clamp(max=1 - 1e-6))
+        return [float(x) for x in logits]
+
+    def act(
+        self,
+        instruction: str,
+        observation: str,
+        history: Sequence[tuple[str, str]],
+        admissible: Sequence[str],
+    ) -> str:
+        """The admissible action the policy prefers (the first of equals)."""
+        scores = self.scores(instruction, observation, history, admissible)
+        return admissible[max(range(len(scores)), key=scores.__getitem__)]
+
+    def save(self, path: str | Path) -> None:
+        """Write the policy to ``path`` (a torch file that :meth:`load` checks)."""
+        torch = _torch()
+        torch.save(
+            {
+                "format": _FORMAT,
+                "version": _VERSION,
+                "method": self.method,
+                "config": asdict(self.config),
+                "vocab": self._enc.vocab,
+                "weights": self._net.state_dict(),
+            },
+            Path(path),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> Policy:
+        """Read a policy written by :meth:`save`; anything else raises
+        :class:`~lemmata.errors.DataSourceError` saying what is wrong."""
+        torch = _torch()
+        path = Path(path)
+        if not path.is_file():
+            raise DataSourceError(f"no policy file at {path}: train one with train_policy first")
+        try:
+            data = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:
+            raise DataSourceError(
+                f"{path} is not a readable policy file ({type(exc).__name__}); "
+                "it may be truncated or not written by Policy.save"
+            ) from None
+        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+            raise DataSourceError(f"{path} is a torch file but not a policy written by Policy.save")
+        if data.get("version") != _VERSION:
+            raise DataSourceError(
+                f"{path} is policy format version {data.get('version')!r}; this version reads {_VERSION}"
+            )
+        try:
+            method = data["method"]
+            if method not in METHODS:
+                raise ValueError(f"unknown method {method!r}")
+            config = PolicyConfig(**data["config"])
+            vocab = [str(w) for w in data["vocab"]]
+            net = _net(len(vocab), config)
+            net.load_state_dict(data["weights"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise DataSourceError(f"{path} is a damaged policy file: {exc}") from None
+        return cls(method, config, vocab, net)
+
+
+def _examples(steps: Sequence[ExpertStep], enc: _Encoder) -> list[_Example]:
+    score_after = {(s.task.id, s.index): s.expert.score for s in steps}
+    out = []
+    for step in steps:
+        before = score_after.get((step.task.id, step.index - 1), 0.0)
+        tried = {step.action: step.expert, **{b.action: b.outcome for b in step.alternatives}}
+        actions = list(step.admissible) if step.admissible else list(tried)
+        if step.action not in actions:
+            actions.append(step.action)
+        state = enc.state(step.instruction, step.observation, step.history)
+        out.append(
+            _Example(
+                state=state,
+                actions=actions,
+                target=actions.index(step.action),
+                classes=[outcome_class(tried[a], before) if a in tried else -1 for a in actions],
+                nexts=[(a, o.observation, o.invalid) for a, o in tried.items()],
+            )
+        )
+    return out
+
+
+def _transitions(
+    examples: list[_Example], cap: float, rng: random.Random
+) -> list[tuple[int, str, str]]:
+    """(example index, action, next observation), with error transitions at most ``cap`` of all."""
+    ok = [(i, a, o) for i, e in enumerate(examples) for a, o, bad in e.nexts if not bad]
+    bad = [(i, a, o) for i, e in enumerate(examples) for a, o, bad in e.nexts if bad]
+    keep = min(len(bad), int(cap / max(1e-9, 1.0 - cap) * len(ok))) if cap < 1 else len(bad)
+    return ok + rng.sample(bad, keep)
+
+
+def train_policy(
+    steps: Sequence[ExpertStep],
+    method: Method,
+    *,
+    seed: int = 0,
+    updates: int | None = None,
+    config: PolicyConfig | None = None,
+    progress: Callable[[int, int, float], None] | None = None,
+) -> Policy:
+    """Train a policy on ``steps`` (collected by :func:`~lemmata.agents.experience.rollouts.roll_out`).
+
+    ``method`` picks the objective (see the module's documentation); every method makes the same
+    number of ``updates`` (default ``config.updates``) on batches of the same expert states.
+    ``iwm`` and ``sr`` also read the alternatives' outcomes; with K = 0 they have only the
+    expert's own transitions. ``progress(update, total, loss)`` is called every 50 updates.
+    """
+    torch = _torch()
+    if method not in METHODS:
+        raise UsageError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    if not steps:
+        raise UsageError("no expert steps to train on: collect some rollouts first")
+    cfg = config or PolicyConfig()
+    total = cfg.updates if updates is None else updates
+    if total < 1:
+        raise UsageError(f"updates must be 1 or more, not {total}")
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    texts = [t for s in steps for t in _texts(s)]
+    enc = _Encoder.build(texts, cfg.recent)
+    examples = _examples(steps, enc)
+    net = _net(len(enc.vocab), cfg)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    trans = _transitions(examples, cfg.invalid_cap, rng) if method == "iwm" else []
+    stage = int(total * cfg.iwm_stage) if method == "iwm" and cfg.iwm_schedule == "stage" else 0
+    net.train()
+    for update in range(total):
+        batch = [examples[rng.randrange(len(examples))] for _ in range(cfg.batch)]
+        loss = torch.zeros(())
+        if update >= stage:
+            loss = loss + _imitation_loss(net, enc, batch, method, cfg)
+        if method == "iwm" and trans and (update < stage or cfg.iwm_schedule == "joint"):
+            picked = [trans[rng.randrange(len(trans))] for _ in range(cfg.batch * 2)]
+            weight = 1.0 if update < stage else cfg.iwm_weight
+            loss = loss + weight * _world_loss(net, enc, examples, picked)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if progress is not None and (update + 1) % 50 == 0:
+            progress(update + 1, total, float(loss))
+    return Policy(method, cfg, enc.vocab, net)
+
+
+def _texts(step: ExpertStep) -> list[str]:
+    out = [step.instruction, step.observation, step.action, step.expert.observation]
+    out += [t for pair in step.history for t in pair]
+    out += list(step.admissible or ())
+    out += [t for b in step.alternatives for t in (b.action, b.outcome.observation)]
+    return out
+
+
+def _imitation_loss(
+    net: Any, enc: _Encoder, batch: list[_Example], method: Method, cfg: PolicyConfig
+) -> Any:
+    torch = _torch()
+    s = net.encode_state(_segments([e.state for e in batch]))
+    acts = _pad3([[enc.ids(a) for a in e.actions] for e in batch])
+    width = acts.shape[1]
+    feats = torch.zeros((len(batch), width, _FEATURES))
+    mask = torch.zeros((len(batch), width), dtype=torch.bool)
+    for i, e in enumerate(batch):
+        feats[i, : len(e.actions)] = torch.tensor([enc.features(e.state, a) for a in e.actions])
+        mask[i, : len(e.actions)] = True
+    z = net.pairs(s, acts, feats)
+    logits = net.score(z).squeeze(-1).masked_fill(~mask, -math.inf)
+    loss = torch.nn.functional.cross_entropy(logits, torch.tensor([e.target for e in batch]))
+    if method == "sr":
+        classes = torch.full((len(batch), width), -1, dtype=torch.long)
+        for i, e in enumerate(batch):
+            classes[i, : len(e.classes)] = torch.tensor(e.classes)
+        if bool((classes >= 0).any()):
+            out = net.outcome(z).reshape(-1, len(OUTCOMES))
+            sr = torch.nn.functional.cross_entropy(out, classes.reshape(-1), ignore_index=-1)
+            loss = loss + cfg.sr_loss_weight * sr
+    return loss
+
+
+def _world_loss(
+    net: Any, enc: _Encoder, examples: list[_Example], picked: list[tuple[int, str, str]]
+) -> Any:
+    torch = _torch()
+    states = [examples[i].state for i, _, _ in picked]
+    s = net.encode_state(_segments(states))
+    acts = _pad3([[enc.ids(a)] for _, a, _ in picked])
+    feats = torch.tensor(
+        [[enc.features(st, a)] for st, (_, a, _) in zip(states, picked, strict=True)]
+    )
+    z = net.pairs(s, acts, feats)[:, 0]
+    logp = torch.log_softmax(net.next_logits(z), -1)
+    target = torch.zeros_like(logp)
+    for row, (_, _, nxt) in enumerate(picked):
+        ids = sorted(set(enc.ids(nxt)) - {_PAD})
+        if ids:
+            target[row, ids] = 1.0 / len(ids)
+    return -(target * logp).sum(-1).mean()
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One evaluation episode: whether it succeeded, its final score, its length and how many
+    of its actions the environment found invalid."""
+
+    task: Task
+    success: bool
+    score: float
+    steps: int
+    invalid: int
+
+
+@dataclass
+class EvalResult:
+    """A policy's results on a set of tasks."""
+
+    tasks: list[TaskResult] = field(default_factory=list)
+
+    @property
+    def success_rate(self) -> float:
+        return sum(t.success for t in self.tasks) / len(self.tasks) if self.tasks else 0.0
+
+    @property
+    def invalid_rate(self) -> float:
+        """Invalid actions over all actions taken."""
+        steps = sum(t.steps for t in self.tasks)
+        return sum(t.invalid for t in self.tasks) / steps if steps else 0.0
+
+    @property
+    def mean_score(self) -> float:
+        return sum(t.score for t in self.tasks) / len(self.tasks) if self.tasks else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "success_rate": self.success_rate,
+            "invalid_rate": self.invalid_rate,
+            "mean_score": self.mean_score,
+            "tasks": [
+                {
+                    "task": t.task.id,
+                    "success": t.success,
+                    "score": t.score,
+                    "steps": t.steps,
+                    "invalid": t.invalid,
+                }
+                for t in self.tasks
+            ],
+        }
+
+
+def evaluate(
+    policy: Policy | Callable[[str, str, Sequence[tuple[str, str]], Sequence[str]], str],
+    env: TextEnvironment,
+    tasks: Sequence[Task],
+    *,
+    max_steps: int = 50,
+) -> EvalResult:
+    """Run ``policy`` (a :class:`Policy` or any ``act``-like function) on each task for at
+    most ``max_steps`` actions, choosing among the environment's admissible actions."""
+    act = policy.act if isinstance(policy, Policy) else policy
+    result = EvalResult()
+    for task in tasks:
+        obs = env.reset(task)
+        instruction = str(obs.payload.get("task", ""))
+        history: list[tuple[str, str]] = []
+        invalid = steps = 0
+        while not obs.done and steps < max_steps:
+            admissible = env.admissible_actions()
+            if not admissible:
+                raise UsageError(
+                    f"{env.name} gives no admissible actions: the policy cannot choose"
+                )
+            action = act(instruction, obs.text, history, admissible)
+            obs = env.step(action)
+            steps += 1
+            invalid += bool(obs.payload.get("invalid", False))
+            history.append((action, obs.text))
+        p = obs.payload
+        result.tasks.append(
+            TaskResult(
+                task,
+                bool(p.get("success", False)),
+                float(p.get("score", 0.0) or 0.0),
+                steps,
+                invalid,
+            )
+        )
+    return result

@@ -1,0 +1,138 @@
+"""The experience policy on real TextWorldExpress games, with tiny budgets."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("textworld_express")
+
+from lemmata.agents.experience.policy import (  # noqa: E402
+    METHODS,
+    Policy,
+    PolicyConfig,
+    evaluate,
+    train_policy,
+)
+from lemmata.agents.experience.records import ExpertStep  # noqa: E402
+from lemmata.agents.experience.rollouts import roll_out  # noqa: E402
+from lemmata.environments.text import Task  # noqa: E402
+from lemmata.environments.textworld_express import TextWorldExpress  # noqa: E402
+from lemmata.errors import DataSourceError  # noqa: E402
+
+SMALL = PolicyConfig(dim=32, hidden=64, updates=150)
+
+
+@pytest.fixture(scope="module")
+def env() -> Iterator[TextWorldExpress]:
+    torch.set_num_threads(1)
+    with TextWorldExpress(games=["coin"], step_limit=20, verbose=True) as e:
+        yield e
+
+
+@pytest.fixture(scope="module")
+def train_tasks(env: TextWorldExpress) -> list[Task]:
+    return env.tasks("train", ["coin"], limit=12)
+
+
+@pytest.fixture(scope="module")
+def steps(env: TextWorldExpress, train_tasks: list[Task]) -> list[ExpertStep]:
+    out: list[ExpertStep] = []
+    for task in train_tasks:
+        out += roll_out(env, task, 3, random.Random(task.variation)).steps
+    assert out and all(s.alternatives for s in out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def policies(steps: list[ExpertStep]) -> dict[str, Policy]:
+    return {m: train_policy(steps, m, seed=0, config=SMALL) for m in METHODS}
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_each_variant_acts_with_admissible_actions_only(
+    method: str, policies: dict[str, Policy], env: TextWorldExpress
+) -> None:
+    policy = policies[method]
+    chosen: list[tuple[str, Sequence[str]]] = []
+
+    def act(
+        instruction: str,
+        observation: str,
+        history: Sequence[tuple[str, str]],
+        admissible: Sequence[str],
+    ) -> str:
+        action = policy.act(instruction, observation, history, admissible)
+        chosen.append((action, list(admissible)))
+        return action
+
+    result = evaluate(act, env, env.tasks("test-id", ["coin"], limit=3), max_steps=15)
+    assert chosen and all(action in admissible for action, admissible in chosen)
+    assert result.invalid_rate == 0.0
+    assert len(result.tasks) == 3 and all(t.steps >= 1 for t in result.tasks)
+
+
+def test_save_and_load_give_the_same_choices(
+    policies: dict[str, Policy], steps: list[ExpertStep], tmp_path
+) -> None:
+    for method, policy in policies.items():
+        path = tmp_path / f"{method}.pt"
+        policy.save(path)
+        loaded = Policy.load(path)
+        assert loaded.method == method
+        for s in steps[:20]:
+            assert s.admissible
+            args = (s.instruction, s.observation, s.history, s.admissible)
+            assert loaded.scores(*args) == pytest.approx(policy.scores(*args))
+            assert loaded.act(*args) == policy.act(*args)
+
+
+def test_a_corrupt_or_foreign_file_is_refused_with_a_clear_message(
+    policies: dict[str, Policy], tmp_path
+) -> None:
+    good = tmp_path / "policy.pt"
+    policies["il"].save(good)
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(good.read_bytes()[:200])
+    with pytest.raises(DataSourceError, match="not a readable policy file"):
+        Policy.load(truncated)
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"weights": [1, 2, 3]}, foreign)
+    with pytest.raises(DataSourceError, match="not a policy written by Policy.save"):
+        Policy.load(foreign)
+    with pytest.raises(DataSourceError, match="no policy file"):
+        Policy.load(tmp_path / "missing.pt")
+
+
+def test_imitation_beats_a_random_policy_on_train_tasks(
+    policies: dict[str, Policy], env: TextWorldExpress, train_tasks: list[Task]
+) -> None:
+    rng = random.Random(0)
+
+    def random_policy(
+        _i: str, _o: str, _h: Sequence[tuple[str, str]], admissible: Sequence[str]
+    ) -> str:
+        return rng.choice(list(admissible))
+
+    trained = evaluate(policies["il"], env, train_tasks, max_steps=12)
+    chance = evaluate(random_policy, env, train_tasks, max_steps=12)
+    assert trained.success_rate >= chance.success_rate + 0.25, (
+        trained.success_rate,
+        chance.success_rate,
+    )
+    assert trained.success_rate >= 0.75
+
+
+def test_training_is_deterministic_for_a_seed(steps: list[ExpertStep]) -> None:
+    config = PolicyConfig(dim=16, hidden=32, updates=40)
+    probe = steps[3]
+    assert probe.admissible
+    args = (probe.instruction, probe.observation, probe.history, probe.admissible)
+    first = train_policy(steps, "iwm", seed=7, config=config).scores(*args)
+    again = train_policy(steps, "iwm", seed=7, config=config).scores(*args)
+    other = train_policy(steps, "iwm", seed=8, config=config).scores(*args)
+    assert first == again
+    assert first != other
