@@ -126,12 +126,16 @@ class ReplayEnvironment(TextEnvironment):
     def restore(self, state: dict[str, Any]) -> Observation:
         self._check_open()
         task, actions, expected = self._read_snapshot(state)
-        if task == self._task and self._obs is not None and actions == self._actions:
-            return self._obs
-        current = self._actions if task == self._task and self._obs is not None else None
+        here = self._obs if task == self._task else None
+        if here is not None and actions == self._actions:
+            return here
+        # On the way to the snapshot (its parent, say): step only the missing actions.
+        on_the_way = (
+            here is not None and not here.done and actions[: len(self._actions)] == self._actions
+        )
         try:
-            if current is not None and actions[: len(current)] == current and not self._obs.done:  # type: ignore[union-attr]
-                todo = actions[len(current) :]
+            if on_the_way:
+                todo = actions[len(self._actions) :]
             else:
                 self._obs = self._begin(task, gold=False)
                 self._task, self._actions = task, []

@@ -6,7 +6,7 @@ a millisecond a step.
 ...     task = env.tasks("train", limit=1)[0]
 ...     obs = env.reset(task)
 ...     obs.payload["admissible"][:2]
-['look around', 'move east']
+['inventory', 'look around']
 
 **Tasks.** A :class:`~lemmata.environments.text.Task` is a game type (``name``), a seed
 (``variation``) and the game's parameters (``params``, TextWorldExpress's own
@@ -39,9 +39,14 @@ world.
 **Expert.** :meth:`~TextWorldExpress.gold_actions` is the simulator's gold path without its
 leading ``look around`` (most games start their gold path with it; the first observation already
 is the room's description). Replaying it completes the task for every game type: checked over
-the first 300 seeds of each split and game with the parameters above (and 1000 test seeds for
-the OOD ones, whose longest gold path is 50 actions in cookingworld, within the default
-``step_limit`` of 50). In twc the task can complete before the gold path ends.
+the first 300 seeds of each split and game with the parameters above, and 1000 test seeds of
+the OOD coin, cookingworld, simonsays and twc. The longest, 50 actions (an OOD cookingworld),
+fits the default ``step_limit`` of 50. In twc the task can complete before the gold path ends.
+In coin and twc the simulator's own path is a random walk to the goal, a different one at each
+reset (coin's wanders back and forth for up to 35 moves where 3 suffice): there each run of moves
+is replaced by the shortest walk to the room it ended in (breadth-first over the simulator, about
+30 ms a task), so the expert is the same every time and goes straight. twc's item order can still
+differ between resets when several rooms hold items (its test-ood worlds).
 
 **Actions.** ``payload["admissible"]`` is the simulator's valid-action list, sorted. An action
 that is not in it (TextWorldExpress matches actions exactly, after lower-casing here) is
@@ -61,6 +66,7 @@ it (or use ``with``).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -108,6 +114,17 @@ OOD_PARAMS: dict[str, str] = {
 }
 
 _FOLD: dict[Split, str] = {"train": "train", "test-id": "test", "test-ood": "test"}
+# Games whose own gold path is a random walk to the goal (a different one at each reset): the
+# expert takes the shortest walk instead, the same every time.
+_WANDERING_GOLD = frozenset({"coin", "twc"})
+_ROOM = re.compile(r"You are in the ([^.]+)\.")
+
+
+def _room(raw: dict[str, Any]) -> str | None:
+    m = _ROOM.search(str(raw.get("look") or "")) or _ROOM.search(str(raw.get("observation") or ""))
+    return m[1] if m else None
+
+
 _UNKNOWN_ACTION = "Unknown action"
 
 
@@ -232,11 +249,71 @@ class TextWorldExpress(ReplayEnvironment):
             path = [str(a) for a in self._server.getGoldActionSequence()]
             if path and path[0] == "look around":
                 path = path[1:]
+            if task.name in _WANDERING_GOLD and any(a.startswith("move ") for a in path):
+                path = self._direct(fold, task.variation, path)
+                raw = json.loads(self._server.generateNewGameJSON(task.variation, fold, False))
             self._gold[task.id] = path
         if task.id not in self._descriptions:
             self._descriptions[task.id] = str(self._server.getTaskDescription())
         self._task = task
         return self._observe(raw, steps=0, invalid=False)
+
+    def _play(self, fold: str, seed: int, actions: list[str]) -> dict[str, Any]:
+        raw: dict[str, Any] = json.loads(self._server.generateNewGameJSON(seed, fold, False))
+        for action in actions:
+            raw = json.loads(self._server.stepJSON(action))
+        return raw
+
+    def _direct(self, fold: str, seed: int, path: list[str]) -> list[str]:
+        """``path`` with each run of moves replaced by the shortest walk to the room the run
+        ended in (breadth-first over the simulator, moves in sorted order), so the expert goes
+        straight where the game's own path wanders; the original path if the result fails."""
+        rooms: list[str | None] = []
+        raw = self._play(fold, seed, [])
+        for action in path:
+            raw = json.loads(self._server.stepJSON(action))
+            rooms.append(_room(raw))
+        direct: list[str] = []
+        i = 0
+        while i < len(path):
+            if not path[i].startswith("move "):
+                direct.append(path[i])
+                i += 1
+                continue
+            j = i
+            while j < len(path) and path[j].startswith("move "):
+                j += 1
+            walk = self._walk(fold, seed, direct, rooms[j - 1])
+            if walk is None:
+                return path
+            direct.extend(walk)
+            i = j
+        end = self._play(fold, seed, direct)
+        return direct if end.get("tasksuccess") else path
+
+    def _walk(
+        self, fold: str, seed: int, prefix: list[str], target: str | None
+    ) -> list[str] | None:
+        if target is None:
+            return None
+        start = _room(self._play(fold, seed, prefix))
+        if start == target:
+            return []
+        seen = {start}
+        frontier: list[list[str]] = [[]]
+        while frontier and len(seen) < 64:
+            nxt: list[list[str]] = []
+            for moves in frontier:
+                raw = self._play(fold, seed, prefix + moves)
+                for action in sorted(a for a in raw["validActions"] if a.startswith("move ")):
+                    room = _room(self._play(fold, seed, [*prefix, *moves, action]))
+                    if room == target:
+                        return [*moves, action]
+                    if room not in seen:
+                        seen.add(room)
+                        nxt.append([*moves, action])
+            frontier = nxt
+        return None
 
     def _observe(self, raw: dict[str, Any], steps: int, invalid: bool) -> Observation:
         assert self._task is not None

@@ -65,7 +65,7 @@ def _options(pairs: list[str] | None) -> dict[str, Any]:
 
 
 @app.command("collect")
-def collect_command(
+def _collect(
     ctx: typer.Context,
     env: Annotated[str, typer.Argument(help="textworld-express, scienceworld or coq-tactics.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="The run's folder.")],
@@ -200,7 +200,7 @@ def _export(rollouts: Path, out: Path, model: Any, fmt: str, quiet: bool) -> Any
 
 
 @app.command("export")
-def export_command(
+def _export_files(
     ctx: typer.Context,
     rollouts: Annotated[Path, typer.Argument(help="A rollouts.jsonl written by collect.")],
     out: Annotated[
@@ -227,7 +227,7 @@ def export_command(
 
 
 @app.command("check")
-def check_command(
+def _check(
     file: Annotated[
         Path, typer.Argument(help="A reflection file (messages or prompt-completion).")
     ],
@@ -258,7 +258,7 @@ def check_command(
 
 
 @app.command("train")
-def train_command(
+def _train(
     run: Annotated[Path, typer.Argument(help="A collect run's folder (or its rollouts.jsonl).")],
     method: Annotated[
         str, typer.Option("--method", help="il, iwm, sr, or all (one policy each).")
@@ -324,7 +324,7 @@ def train_command(
 
 
 @app.command("eval")
-def eval_command(
+def _eval(
     ctx: typer.Context,
     env: Annotated[str, typer.Argument(help="textworld-express, scienceworld or coq-tactics.")],
     policy: Annotated[

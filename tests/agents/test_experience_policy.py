@@ -107,23 +107,25 @@ def test_a_corrupt_or_foreign_file_is_refused_with_a_clear_message(
         Policy.load(tmp_path / "missing.pt")
 
 
-def test_imitation_beats_a_random_policy_on_train_tasks(
-    policies: dict[str, Policy], env: TextWorldExpress, train_tasks: list[Task]
-) -> None:
-    rng = random.Random(0)
+def test_imitation_beats_a_random_policy_on_train_tasks() -> None:
+    # simonsays: the observation names the one right action among about eight
+    with TextWorldExpress(games=["simonsays"], step_limit=20) as env:
+        tasks = env.tasks("train", ["simonsays"], limit=8)
+        demos = [s for t in tasks for s in roll_out(env, t, 0, random.Random(0)).steps]
+        policy = train_policy(demos, "il", seed=0, config=SMALL)
+        rng = random.Random(0)
 
-    def random_policy(
-        _i: str, _o: str, _h: Sequence[tuple[str, str]], admissible: Sequence[str]
-    ) -> str:
-        return rng.choice(list(admissible))
+        def random_policy(
+            _i: str, _o: str, _h: Sequence[tuple[str, str]], admissible: Sequence[str]
+        ) -> str:
+            return rng.choice(list(admissible))
 
-    trained = evaluate(policies["il"], env, train_tasks, max_steps=12)
-    chance = evaluate(random_policy, env, train_tasks, max_steps=12)
-    assert trained.success_rate >= chance.success_rate + 0.25, (
+        trained = evaluate(policy, env, tasks, max_steps=10)
+        chance = evaluate(random_policy, env, tasks, max_steps=10)
+    assert trained.success_rate >= chance.success_rate + 0.5, (
         trained.success_rate,
         chance.success_rate,
     )
-    assert trained.success_rate >= 0.75
 
 
 def test_training_is_deterministic_for_a_seed(steps: list[ExpertStep]) -> None:

@@ -176,3 +176,18 @@ def test_verbose_observations_add_the_inventory_and_room() -> None:
         obs = env.step(gold[0])
         assert obs.text.startswith(obs.payload["look"].strip()[:40])
         assert "Inventory" in obs.text and "Inventory" not in obs.payload["look"]
+
+
+def test_restoring_a_child_from_its_parent_steps_only_the_missing_action(
+    env: TextWorldExpress,
+) -> None:
+    env.reset(env.tasks("train", ["mapreader"], limit=1)[0])
+    gold = env.gold_actions()
+    assert gold is not None
+    parent = env.snapshot()
+    child = env.step(gold[0])
+    child_snap = env.snapshot()
+    env.restore(parent)
+    replays, replayed = env.replays, env.replayed_actions
+    assert env.restore(child_snap).text == child.text
+    assert (env.replays, env.replayed_actions) == (replays, replayed + 1)
