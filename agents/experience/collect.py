@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from lemmata.agents.experience.records import ExpertStep
 from lemmata.agents.experience.rollouts import Proposer, TaskRollout, roll_out
@@ -175,8 +175,8 @@ class _RayRunner:
             else:
                 ray.init(address=address, include_dashboard=False, log_to_driver=False)
         self._started = address == "local"
-        actor = ray.remote(num_cpus=1)(_RolloutActor)
-        self._actors = [actor.remote(env, options) for _ in range(max(1, workers))]
+        actor: Any = ray.remote(num_cpus=1)(_RolloutActor)
+        self._actors: list[Any] = [actor.remote(env, options) for _ in range(max(1, workers))]
 
     def run(
         self, tasks: Sequence[Task], k: int, seed: int, max_steps: int | None
@@ -335,7 +335,7 @@ def collect(
         tasks = [Task.from_dict(d) for d in state["pending"][:size]]
         results = runner_().run(tasks, k, seed, max_steps)
         records, steps, failed = state["records"], state["env_steps"], dict(state["failed"])
-        lines = []
+        lines: list[str] = []
         for r in results:
             lines.extend(json.dumps(s.to_dict(), ensure_ascii=False) for s in r.steps)
             records += len(r.steps)
@@ -395,7 +395,7 @@ def collect(
                 fh.truncate(int(snapshot.values.get("offset", 0)))
             final = app.invoke(None, cfg) if snapshot.next else snapshot.values
         else:
-            final = app.invoke({}, cfg)
+            final = app.invoke(cast(Any, {}), cfg)
     finally:
         if runner is not None:
             runner.close()
