@@ -65,6 +65,7 @@ it (or use ``with``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -383,5 +384,8 @@ class TextWorldExpress(ReplayEnvironment):
 
     def close(self) -> None:
         if not self._closed:
-            self._env.close()
+            with contextlib.suppress(Exception):
+                self._env.close()
+            # the simulator's own __del__ closes again, into a closed pipe: once is enough
+            self._env.close = lambda: None
         super().close()
