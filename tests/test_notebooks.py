@@ -31,6 +31,6 @@ def test_notebook_runs(path: Path, coqtop_path: str, tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("capability", ["provers", "memory", "research", "gui"])
+@pytest.mark.parametrize("capability", ["provers", "memory", "research", "gui", "experience"])
 def test_there_is_a_notebook_for_each_capability(capability: str) -> None:
     assert any(p.name == f"{capability}.ipynb" for p in NOTEBOOKS)
