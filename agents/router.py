@@ -44,7 +44,9 @@ _QUESTION = re.compile(
 _ASKS_MEMORY = re.compile(
     r"\b(?:remember|recall|remind me(?! to\b)|did i (?:say|tell|mention)|have i (?:said|told|mentioned)|"
     r"i (?:told|said to|mentioned to) you|you know about|in (?:your |my )?memory|"
-    r"we (?:talked|spoke|discussed)|(?:based on|from) what you know)\b|\bagain\s*\?\s*$",
+    r"we (?:talked|spoke|discussed)|(?:based on|from|given) what you know|you know of|"
+    r"what you (?:have|know|remember|stored|saved) (?:on|about)|(?:i've|i have) (?:told|said|mentioned)"
+    r"(?: to)?(?: you)?)\b|\bagain\s*\?\s*$",
     re.I,
 )
 # Questions about the user's own life: no capability but memory can answer them.
@@ -52,7 +54,14 @@ _PERSONAL = re.compile(r"\bmy\b|\bwhy\s+(?:\w+\s+){0,2}I\b|\bshould I\b", re.I)
 # Commands to search memory, whatever their grammar.
 _RECALL_COMMAND = re.compile(
     r"^\s*(?:please\s+)?(?:recall|search (?:my |your )?memory|look (?:it )?up in (?:your |my )?memory|"
-    r"look up\b.*\bmy\b|check (?:your |my )?memory|what do you (?:remember|know) about)",
+    r"look up\b.*\bmy\b|look up what you (?:have|know)|check (?:your |my )?memory|"
+    r"what do you (?:remember|know) about)",
+    re.I,
+)
+# Requests that say they are to be answered from memory, whatever their grammar.
+_FROM_MEMORY = re.compile(
+    r"\b(?:(?:based on|from|given|using) what (?:you know|you remember|i(?:'ve| have) told you)|"
+    r"(?:what|everything|all) (?:i(?:'ve| have)|i) (?:told|said to|mentioned to) you)\b",
     re.I,
 )
 _WHY = re.compile(r"^\s*(?:please\s+)?(?:explain|why|summari[sz]e|reason about)\b", re.I)
@@ -145,12 +154,16 @@ class Router:
         asks_memory = bool(_ASKS_MEMORY.search(text)) or bool(_RECALL_COMMAND.match(text))
         question = bool(_QUESTION.search(text)) or bool(_WHY.match(text))
         personal = question and bool(_PERSONAL.search(text))
-        if _RECALL_COMMAND.match(text):
+        if _RECALL_COMMAND.match(text) or _FROM_MEMORY.search(text):
             question = True
         if question and (
             asks_memory or personal or (evidence is not None and evidence >= self.evidence_at)
         ):
-            name = "memory_reason" if _WHY.match(text) else "memory_recall"
+            name = (
+                "memory_reason"
+                if _WHY.match(text) or _FROM_MEMORY.search(text)
+                else "memory_recall"
+            )
             op_found = self.registry.find(name) or self.registry.find("memory_recall")
             if op_found is not None and op_found.extract is not None:
                 args = op_found.extract(text) or {"query": text}

@@ -82,7 +82,8 @@ WZ_SUITE = ROOT / "provers" / "suites" / "wz_identities.jsonl"
 COQ_SUITE = ROOT / "provers" / "suites" / "coq_basic.jsonl"
 MEMORY_OPS = {"memory_recall", "memory_reason"}
 HELD_OUT = ("locomo", "minif2f", "wz", "unroutable", "fresh")
-GROUPS = ("in-sample (generated)", "held out (5 sources)", "all")
+GROUPS = ("in-sample (generated, fresh_dev)", "held out (5 sources)", "all")
+IN_SAMPLE = ("generated", "fresh_dev")
 # Written independently of the router's rules (by someone who had not read them), after the
 # router was last tuned; never tuned on.
 FRESH_FILE = Path(__file__).with_name("agent_routing_fresh.toml")
@@ -91,7 +92,7 @@ TARGETS = {"routing": 0.95, "arguments": 0.9, "declined": 0.9, "overhead_median_
 
 @dataclasses.dataclass
 class Task:
-    source: str  # generated | locomo | minif2f | wz | unroutable | fresh | unroutable_full_memory
+    source: str  # generated | locomo | minif2f | wz | unroutable | fresh | fresh_dev | unroutable_full_memory
     text: str
     expected: str | None  # None: a decline is right
     args: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -1064,6 +1065,11 @@ def main() -> None:
             Task("fresh", t, None, ref=f"unroutable#{i}")
             for i, t in enumerate(fresh["unroutable"]["tasks"])
         ]
+        # Half of it (by a hash of the text) may be looked at when improving the router:
+        # fresh_dev; the other half stays held out, read only as totals.
+        for t in more:
+            if zlib.crc32(t.text.encode()) % 2 == 0:
+                t.source = "fresh_dev"
         tasks += more[:: 2 if args.quick else 1]
     unroutable = spec["unroutable"]["tasks"]
     stress: list[Task] = []
@@ -1114,11 +1120,11 @@ def main() -> None:
 
     main_rows = [r for r in rows if r["source"] != "unroutable_full_memory"]
     summary: dict[str, Any] = {}
-    for src in ("generated", *HELD_OUT, "unroutable_full_memory"):
+    for src in ("generated", "fresh_dev", *HELD_OUT, "unroutable_full_memory"):
         sel = [r for r in rows if r["source"] == src]
         if sel:
             summary[src] = summarise(sel)
-    summary[GROUPS[0]] = summarise([r for r in main_rows if r["source"] == "generated"])
+    summary[GROUPS[0]] = summarise([r for r in main_rows if r["source"] in IN_SAMPLE])
     summary[GROUPS[1]] = summarise([r for r in main_rows if r["source"] in HELD_OUT])
     summary[GROUPS[2]] = summarise(main_rows)
     result: dict[str, Any] = {

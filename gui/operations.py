@@ -118,15 +118,29 @@ def _instruction(text: str, path: str) -> str:
     rest = _LEAD.sub("", rest)
     rest = re.sub(r"\s+", " ", rest).strip(" ,:;.")
     rest = _FILLER.sub("", rest).strip(" ,:;.")
+    rest = _ASKING.sub("", rest).strip(" ,:;.?")
     rest = re.sub(r"^(?:where is|locate|find|ground)\s+", "", rest, flags=re.I)
+    rest = re.sub(r"\s+(?:is|are|sits|lives)$", "", rest, flags=re.I)  # "where the Bold button is"
     return rest
+
+
+# The asking around an element: "show me where the X is", "I need the location of the X"
+_ASKING = re.compile(
+    r"^(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?(?:(?:look(?:\s+at)?|open|check)\s+(?:it\s+)?and\s+)?"
+    r"(?:(?:show|tell)\s+me\s+where(?:\s+(?:is|are))?|where(?:'s|\s+is|\s+are|\s+can\s+i\s+find)?|"
+    r"identify|locate|find|spot|point\s+(?:to|at|out)|highlight|"
+    r"(?:i\s+need|give\s+me|what(?:'s|\s+is))\s+the\s+(?:location|position|coordinates|place)\s+of)\s+"
+    r"(?:the\s+)?",
+    re.I,
+)
 
 
 # File chores on an image or page are not grounding: nothing on the screen is to be found.
 _FILE_CHORE = re.compile(
     r"^\s*(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?(?:convert|rename|remove the background|resize|"
     r"crop|compress|delete|upload|download|send|e-?mail|print|save|copy|move|share|attach|rotate|blur|"
-    r"open\s+\S+\s+in|sharpen|edit|watermark)\b",
+    r"open\s+\S+\s+in|sharpen|edit|watermark|minify|beautify|format|validate|lint|translate|"
+    r"take\s+a\s+screenshot|screenshot)\b",
     re.I,
 )
 
@@ -146,21 +160,18 @@ def _extract_act(text: str) -> dict[str, Any] | None:
     if not m or _FILE_CHORE.match(text):
         return None
     instruction = _instruction(text, m["path"])
+    quoted = r"(?:\"(?P<t1>[^\"]+)\"|“(?P<t2>[^”]+)”|'(?P<t3>[^']+)')"
     typed = re.search(
-        r"\b(?:type|enter|write|put|input)\s+[\"'“](?P<t>[^\"'”]+)[\"'”]\s+(?:in|into|in to)\s+(?P<target>.+)$",
+        rf"\b(?:type|enter|write|put|input|fill\s+in)\s+{quoted}\s+(?:in|into|in to|on)\s+(?P<target>.+)$",
         instruction,
         re.I,
-    ) or re.search(
-        r"\bfill(?:\s+in)?\s+(?P<target>.+?)\s+with\s+[\"'“](?P<t>[^\"'”]+)[\"'”]\s*$",
-        instruction,
-        re.I,
-    )
+    ) or re.search(rf"\bfill(?:\s+in)?\s+(?P<target>.+?)\s+with\s+{quoted}\s*$", instruction, re.I)
     if typed:
         return {
             "page": m["path"],
             "instruction": typed["target"].strip(),
             "action": "type",
-            "text": typed["t"],
+            "text": typed["t1"] or typed["t2"] or typed["t3"],
         }
     return {"page": m["path"], "instruction": instruction} if instruction else None
 

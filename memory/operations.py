@@ -147,20 +147,24 @@ class ReasonOutput(BaseModel):
 _ID = re.compile(r"\b(?:ep|fact|proc|item)_[0-9a-f]{8,32}\b")
 _REMEMBER = re.compile(
     r"^\s*(?:please\s+)?(?:(?:could|can|would|will)\s+you\s+(?:please\s+)?)?"
-    r"(?:(?:i\s+(?:want|need|would like)\s+you\s+to\s+)?(?:remember|memori[sz]e|keep in mind|"
+    r"(?:(?:i(?:'d|\s+would)?\s+(?:want|need|like)\s+you\s+to\s+)?(?:remember|memori[sz]e|keep in mind|"
     r"don'?t forget)\b(?:\s+(?:that|this))?|(?:make\s+a\s+)?note\b(?:\s+(?:that|this|down))?\s*(?=that\b|:|-)|"
-    r"note\s+(?:that|down)\b|(?:store|save|record)\b(?:\s+(?:this|that))?(?:\s+for\s+later)?\s*(?=:)|"
+    r"(?:note|jot)\s+(?:that|down)\b|(?:store|save|record|log)\b(?:\s+(?:this|that))?(?:\s+for\s+later)?\s*(?=:)|"
     r"(?:store|save|record|remember|note)\s+the\s+fact\s+that\b|"
-    r"(?:store|save|record)\s+(?:in|to)\s+(?:your\s+)?memory\b(?:\s+that)?|"
-    r"for future reference\b)\s*(?:that\b)?\s*[:,-]?\s*(?P<text>.+?)\s*$",
+    r"(?:store|save|record|log)\s+(?:in|to)\s+(?:your\s+)?memory\b(?:\s+that)?|"
+    r"for (?:future reference|the record|your records|later)\b|heads[\s-]up\b|just so you know\b)"
+    r"\s*(?:that\b)?\s*[:,-]?\s*(?P<text>.+?)\s*$",
     re.I | re.S,
 )
-# "..., remember that." / "... - please keep that in memory." / "FYI ..., note it."
+# "..., remember that." / "... - please keep that in memory." / "FYI ..., keep that on file."
 _REMEMBER_AFTER = re.compile(
-    r"^\s*(?:fyi[:,]?\s+)?(?P<text>.+?)\s*[.,;!-]*\s*(?:please\s+)?(?:remember|memori[sz]e|note|"
-    r"keep|store|save)\s+(?:that|this|it)(?:\s+in(?:\s+your)?\s+(?:memory|mind))?[\s.!]*(?:thanks!?)?\s*$",
+    r"^\s*(?:(?:fyi|heads[\s-]up|btw)[:,]?\s+)?(?P<text>.+?)\s*[.,;!-]*\s*(?:please\s+)?(?:remember|"
+    r"memori[sz]e|note|keep|store|save|log|file)\s+(?:that|this|it)(?:\s+(?:on file|in(?:\s+your)?\s+"
+    r"(?:memory|mind)|for (?:me|later)|down))*[\s.!?]*(?:thanks!?)?\s*$",
     re.I | re.S,
 )
+# Greetings before a request: "Hey! Remember that ...", "OK so, note that ..."
+_INTERJECTION = re.compile(r"^\s*(?:(?:hey|hi|hello|ok(?:ay)?|so|also|oh|and)\b[\s!,.]*)+", re.I)
 _RECALL = re.compile(
     r"^\s*(?:please\s+)?(?:recall|look up|search (?:my |your )?memory for|"
     r"what do you (?:remember|know) about|do you remember)\s*[:,-]?\s*(?P<text>.+)$",
@@ -169,26 +173,34 @@ _RECALL = re.compile(
 _FORGET = re.compile(
     r"^\s*(?:please\s+)?(?:(?:could|can|would)\s+you\s+(?:please\s+)?)?"
     r"(?:forget\b(?:\s+(?:what|everything)\s+(?:i (?:said|told you)|you know)\s+about)?|"
-    r"(?:delete|erase|remove|wipe|drop|clear)\b(?=.*\b(?:from|in)\s+(?:your\s+|my\s+|the\s+)?memory\b|"
-    r".*\b(?:note|notes|fact|facts|episode)\b|.*\b(?:ep|fact|proc|item)_[0-9a-f]{8}|"
-    r".*\b(?:you know|i (?:said|told you))\b|\s+the\s+memory\s+of\b)"
-    r"(?:\s+(?:the\s+)?(?:notes?|facts?)\s+(?:about|on))?"
-    r"(?:\s+(?:what|everything)\s+(?:i (?:said|told you)|you know)\s+about)?"
-    r"(?:\s+the\s+memory\s+of)?|"
+    r"(?:stop|quit)\s+remembering\b|"
+    r"(?:delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|purge|get\s+rid\s+of|discard)\b"
+    r"(?=.*\b(?:from|in)\s+(?:your\s+|my\s+|the\s+)?memory\b|"
+    r".*\b(?:note|notes|fact|facts|episode|memory|memories)\b|.*\b(?:ep|fact|proc|item)_[0-9a-f]{8}|"
+    r".*\b(?:you know|you (?:stored|saved|have|remember|kept)|i (?:said|told you))\b|"
+    r"\s+(?:anything|everything|whatever)\s+(?:about|mentioning|on|regarding|you)\b)|"
     r"i\s+(?:don'?t|do not)\s+want\s+you\s+to\s+remember)"
     r"\s*[:,-]?\s*(?P<text>.+?)\s*$",
     re.I | re.S,
+)
+# What names the topic, not the topic: "the note about", "anything mentioning", "what you stored on"
+_FORGET_LEAD = re.compile(
+    r"^(?:about\s+|(?:the\s+)?(?:notes?|facts?|memory|memories|items?)\s+(?:about|on|of|regarding)\s+|"
+    r"(?:anything|everything|whatever|all)\s+(?:(?:you|i)\s+\w+\s+)?(?:about|mentioning|on|regarding|"
+    r"concerning)\s+|what(?:ever)?\s+(?:you|i)\s+(?:\w+\s+){0,2}(?:about|on|regarding)\s+)",
+    re.I,
 )
 _FORGET_TAIL = re.compile(
     r"\s*(?:(?:from|in)\s+(?:your\s+|my\s+|the\s+)?memory|any\s?more|anymore|please|thanks)\b[\s.!?]*$",
     re.I,
 )
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\s+-\s+|\s+—\s+")
 _REASON = re.compile(r"^\s*(?:please\s+)?(?:explain|reason about|summari[sz]e|why)\b", re.I)
 _NOT_A_TOPIC = {"it", "that", "this", "everything", "all", "them", "me"}
 
 
 def _extract_remember(text: str) -> dict[str, Any] | None:
-    body = text.strip()
+    body = _INTERJECTION.sub("", text.strip()).strip()
     m = _REMEMBER.match(body)
     if (
         m
@@ -201,6 +213,9 @@ def _extract_remember(text: str) -> dict[str, Any] | None:
     if not m:
         return None
     said = m["text"].strip().rstrip("?").strip()
+    tail = _REMEMBER_AFTER.match(said)  # "heads up: ... keep that on file"
+    if tail and tail["text"].strip():
+        said = tail["text"].strip()
     said = re.sub(r"\s*[-,]?\s*(?:thanks|thank you)!?\s*$", "", said, flags=re.I).strip()
     if not said or said.lower() in _NOT_A_TOPIC or re.match(r"^(?:to|a|an)\b", said, re.I):
         return None
@@ -214,16 +229,21 @@ def _extract_query(text: str) -> dict[str, Any] | None:
 
 
 def _extract_forget(text: str) -> dict[str, Any] | None:
-    m = _FORGET.match(text)
+    m = None
+    for sentence in [text, *_SENTENCES.split(text.strip())]:
+        m = _FORGET.match(_INTERJECTION.sub("", sentence))
+        if m:
+            break
     if not m:
         return None
     ids = _ID.findall(text)
     if ids:
         return {"ids": ids}
-    about = re.sub(r"^about\s+", "", m["text"].strip(), flags=re.I)
+    about = _FORGET_LEAD.sub("", m["text"].strip())
+    about = _FORGET_LEAD.sub("", about)
     # "..., it's public now": the reason after the topic is not part of it
     about = re.split(
-        r",\s*(?=(?:it'?s|it is|since|because|as|that'?s|they'?re|i'?ve|we'?ve)\b)",
+        r",\s*(?=(?:it'?s|it is|since|because|as|that'?s|they'?re|i'?ve|we'?ve|he|she|they|we|i)\b)",
         about,
         maxsplit=1,
     )[0]

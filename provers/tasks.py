@@ -25,7 +25,7 @@ _COQ_STATEMENT = re.compile(
     re.S,
 )
 _LEAN_STATEMENT = re.compile(
-    r"(?P<stmt>(?:(?:theorem|lemma)\s+[^\s:(]+|example)\s*[:({\[].*?:=)\s*(?P<proof>by\b.*)?$", re.S
+    r"(?P<stmt>(?:(?:theorem|lemma)\s+[^\s:(]+|example)\s*[:({\[].*?:=)\s*(?P<proof>.*)$", re.S
 )
 _COQ_WORDS = re.compile(r"\b(?:coq|rocq|gallina)\b", re.I)
 _LEAN_WORDS = re.compile(r"\b(?:lean ?4?|mathlib)\b", re.I)
@@ -83,18 +83,40 @@ def coq_from_text(text: str) -> dict[str, Any] | None:
     return {"statement": f"Theorem goal : {stmt}.", "backend": "coq"} if stmt else None
 
 
+_FENCE = re.compile(r"```[\w-]*\n?|```")
+_LEAN_BARE = re.compile(
+    r"(?P<stmt>(?:theorem|lemma)\s+[^\s:(]+\s*(?:[({\[][^)}\]]*[)}\]]\s*)*:\s*[^\n]+?)\s*[.?]?\s*$"
+)
+
+
+def _lean_proof(text: str) -> str:
+    """The proof after ``:=`` as written: a ``by`` block or a term, up to the prose after it."""
+    text = text.split("`")[0]  # "`theorem ... := by ring` correct?"
+    lines: list[str] = []
+    for line in text.strip("\n").splitlines():
+        if not line.strip():
+            break  # a blank line ends the proof; what follows is the person's words
+        lines.append(line.rstrip())
+    return "\n".join(lines).strip()
+
+
 def lean_from_text(text: str) -> dict[str, Any] | None:
-    """A Lean 4 statement (``theorem t ... :=``) and the ``by`` proof after it, if any."""
+    """A Lean 4 statement (``theorem t ... :=``) and the proof after it (a ``by`` block or a
+    term), if any; a statement with ``sorry`` for its proof has none."""
+    text = _FENCE.sub("\n", text)
     m = _LEAN_STATEMENT.search(text)
-    if m is None or not (
-        _LEAN_WORDS.search(text) or "ℕ" in text or ":= by" in text or ":=" in m["stmt"]
-    ):
+    if m is None:
+        bare = _LEAN_BARE.search(text) if _LEAN_WORDS.search(text) else None
+        if bare is None or ":=" in bare["stmt"]:
+            return None
+        return {"statement": bare["stmt"].strip() + " :=", "backend": "lean"}
+    if not (_LEAN_WORDS.search(text) or "ℕ" in text or ":= by" in text or ":=" in m["stmt"]):
         return None
     if re.search(rf"\b{_KEYWORD}\b", text) and not re.search(r"\b(?:theorem|lemma)\b", text):
         return None
     out: dict[str, Any] = {"statement": m["stmt"].strip(), "backend": "lean"}
-    proof = (m["proof"] or "").split("`")[0].strip()  # "`theorem ... := by ring` correct?"
-    if proof and proof not in ("by", "by sorry"):
+    proof = _lean_proof(m["proof"] or "")
+    if proof and not re.fullmatch(r"(?:by)?\s*(?:sorry)?", proof):
         out["proof"] = proof
     return out
 
@@ -105,8 +127,8 @@ _SUM_LATEX = re.compile(
     re.I | re.S,
 )
 _SUM_WORDS = re.compile(
-    r"(?:the\s+)?sum\s+(?:of\s+)?(?P<body>.+?)\s+(?:for|over)\s+(?P<k>[a-z])\s+"
-    r"(?:from|=)\s*(?P<lo>[^\s]+)\s+(?:to|up to|\.\.)\s+(?P<hi>[^\s,]+?)\s*,?\s*"
+    r"(?:the\s+)?(?:alternating\s+)?sum\s+(?:of\s+)?(?P<body>.+?)\s+(?:for|over)\s+(?P<k>[a-z])\s*"
+    r"(?:from|=|in)\s*(?P<lo>[^\s.]+)\s*(?:\s(?:to|up to)\s|\.\.)\s*(?P<hi>[^\s,]+?)\s*,?\s*"
     r"(?:is|equals|==|=|gives)\s+(?P<rhs>.+)$",
     re.I | re.S,
 )
@@ -134,6 +156,7 @@ _TAIL = re.compile(
 
 def _sympy_text(expr: str) -> str:
     expr = expr.strip().rstrip(".?").strip()
+    expr = re.sub(r"\^\{([^{}]*)\}", r"^(\1)", expr)
     expr = expr.replace("^", "**").replace("\\binom", "binomial").replace("·", "*")
     expr = re.sub(r"\bC\(", "binomial(", expr)
     expr = re.sub(r"binomial\{([^}]*)\}\{([^}]*)\}", r"binomial(\1,\2)", expr)
@@ -142,7 +165,7 @@ def _sympy_text(expr: str) -> str:
     # implicit products as people write them: 2n, n(n+1), (n+1)(n+2)
     expr = re.sub(r"(\d)\s*([a-z(])", r"\1*\2", expr)
     expr = re.sub(r"(?<![A-Za-z_])([a-z])\s*\(", r"\1*(", expr)
-    expr = re.sub(r"\)\s*([a-z(])", r")*\1", expr)
+    expr = re.sub(r"\)\s*([a-z(\d])", r")*\1", expr)
     # juxtaposed factors: "2**k binomial(n,k)", "k binomial(n, k)"
     expr = re.sub(r"(?<=[\w)])\s+(?=[A-Za-z_(\d])", "*", expr)
     return expr
@@ -164,6 +187,14 @@ def identity_from_text(text: str) -> dict[str, Any] | None:
         out["n_min"] = int(lower["n"])
         text = (text[: lower.start()] + " " + text[lower.end() :]).strip(" ,")
     text = re.sub(r"\?.*$", "", text.strip(), flags=re.S)  # "... = n(n+1)/2? Prove it."
+    text = text.replace("$", " ").strip()
+    text = re.sub(
+        r"\s+(?:please\s+)?(?:prove|show|verify|check|certify)\s+(?:it|this|that)\b.*$",
+        "",
+        text,
+        flags=re.I | re.S,
+    )
+    text = re.sub(r"\.\s+[A-Z][a-z].*$", "", text, flags=re.S)  # "... = 2^n. Can you prove it"
     body = _TAIL.sub("", _LEAD.sub("", text.strip(), count=1))
     m = _SUM_SYMPY.search(body)
     if m:

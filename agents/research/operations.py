@@ -45,15 +45,20 @@ class ResearchOutput(BaseModel):
 _SOURCE = re.compile(r"(?P<path>(?:[\w./~-])+\.(?:sqlite3?|db|csv|parquet))\b", re.I)
 _FOLDER = re.compile(r"\b(?:folder|directory|dir|data ?set)\s+(?P<path>[\w./~-]+/?)", re.I)
 _FILES_UNDER = re.compile(
-    r"\b(?:csv|parquet|data)\s+files?\s+(?:in|under|at|from)\s+(?P<path>[\w.~-]*/[\w./~-]*)", re.I
+    r"\b(?:csvs?|parquets?|data|data\s?sets?|files|tables|spreadsheets)\b[^.?!]{0,30}?\s(?:in|under|at|from|inside)\s+"
+    r"(?P<path>[\w.~-]*/[\w./~-]*)",
+    re.I,
 )
 # File chores on a database are not research: nothing is to be explored.
 _CHORE = re.compile(
     r"^\s*(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?(?:e-?mail|send|open\s+\S+\s+in|rename|delete|"
-    r"copy|move|upload|download|back\s?up|compress|zip|share|attach|print|convert|encrypt)\b",
+    r"copy|move|upload|download|back\s?up|compress|zip|share|attach|print|convert|encrypt|merge|"
+    r"combine|join|concatenate|split|dedupe|sort|import)\b",
     re.I,
 )
-_ENTITY = re.compile(r"\b(?:about|for|focus(?:ing)? on)\s+(?P<e>[A-Za-z_]\w*\s*=\s*[\w.-]+)")
+_ENTITY = re.compile(
+    r"\b(?:about|for|focus(?:ing)? on|specifically|only|just|where|with|on)\s+(?P<e>[A-Za-z_]\w*\s*=\s*[\w.-]+)"
+)
 
 
 def _extract(text: str) -> dict[str, Any] | None:

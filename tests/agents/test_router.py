@@ -53,7 +53,7 @@ def router() -> Router:
         (
             "in /tmp/home.png where's the search box",
             "gui_ground",
-            {"image": "/tmp/home.png", "instruction": "where's the search box"},
+            {"image": "/tmp/home.png", "instruction": "search box"},
         ),
         (
             "open checkout.html and press the Pay now button",
