@@ -62,8 +62,8 @@ __all__ = [
 
 Method = Literal["il", "iwm", "sr"]
 METHODS: tuple[Method, ...] = ("il", "iwm", "sr")
-#: Outcome classes of the ``sr`` head, in index order.
-OUTCOMES = ("progress", "no progress", "invalid", "failure")
+#: Outcome classes of the ``sr`` head, in index order (see :func:`outcome_class`).
+OUTCOMES = ("progress", "new", "stale", "invalid", "failure")
 _FORMAT = "lemmata-experience-policy"
 _VERSION = 1
 _TOKEN = re.compile(r"[a-z]+|\d+")
@@ -94,24 +94,39 @@ class PolicyConfig:
     iwm_weight: float = 1.0
     iwm_stage: float = 0.3
     invalid_cap: float = 0.2
+    iwm_target: Literal["all", "new"] = "all"
     sr_weight: float = 1.0
     sr_loss_weight: float = 1.0
+    sr_rank_weight: float = 0.0
+    sr_avoid: str = "stale,invalid,failure"
+    negatives: int = 0
 
 
 def _words(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-def outcome_class(outcome: Outcome, score_before: float) -> int:
-    """The index in :data:`OUTCOMES` of what an action led to, from its observed outcome."""
-    if outcome.failure:
-        return 3
+def outcome_class(outcome: Outcome, score_before: float, seen: set[str] | None = None) -> int:
+    """The index in :data:`OUTCOMES` of what an action led to, from its observed outcome.
+
+    ``failure`` (the task failed or the score fell), ``invalid``, ``progress`` (success or the
+    score rose), then, for an action that changed no score: ``new`` when its observation holds a
+    word the episode had not shown yet (``seen``: the words of the instruction and of every
+    observation so far; a new room, an opened container's contents), ``stale`` when it showed
+    nothing new (a step back into a room already seen, an item taken that the task does not
+    need). Without ``seen`` every such action is ``new``.
+
+    >>> outcome_class(Outcome("You are in the kitchen."), 0.0, {"you", "are", "in", "the", "kitchen"})
+    2
+    """
+    if outcome.failure or outcome.score < score_before - 1e-9:
+        return 4
     if outcome.invalid:
-        return 2
+        return 3
     if outcome.success or outcome.score > score_before + 1e-9:
         return 0
-    if outcome.score < score_before - 1e-9:
-        return 3
+    if seen is not None and set(_words(outcome.observation)) <= seen:
+        return 2
     return 1
 
 
@@ -275,7 +290,8 @@ class Policy:
             z = self._net.pairs(s, acts, feats)
             logits = self._net.score(z).squeeze(-1)[0]
             if self.method == "sr" and self.config.sr_weight:
-                bad = torch.softmax(self._net.outcome(z)[0], -1)[:, 2:].sum(-1)
+                probs = torch.softmax(self._net.outcome(z)[0], -1)
+                bad = probs[:, _avoided(self.config)].sum(-1)
                 logits = logits + self.config.sr_weight * torch.log1p(-bad.clamp(max=1 - 1e-6))
         return [float(x) for x in logits]
 
@@ -339,11 +355,24 @@ class Policy:
         return cls(method, config, vocab, net)
 
 
+def _avoided(cfg: PolicyConfig) -> list[int]:
+    names = [n.strip() for n in cfg.sr_avoid.split(",") if n.strip()]
+    unknown = [n for n in names if n not in OUTCOMES]
+    if unknown:
+        raise UsageError(
+            f"sr_avoid names unknown outcome classes {unknown}: choose from {OUTCOMES}"
+        )
+    return [OUTCOMES.index(n) for n in names]
+
+
 def _examples(steps: Sequence[ExpertStep], enc: _Encoder) -> list[_Example]:
     score_after = {(s.task.id, s.index): s.expert.score for s in steps}
+    first = {s.task.id: s.observation for s in steps if s.index == 0}
     out = []
     for step in steps:
         before = score_after.get((step.task.id, step.index - 1), 0.0)
+        texts = [step.instruction, step.observation, first.get(step.task.id, "")]
+        seen = {w for t in [*texts, *(o for _, o in step.history)] for w in _words(t)}
         tried = {step.action: step.expert, **{b.action: b.outcome for b in step.alternatives}}
         actions = list(step.admissible) if step.admissible else list(tried)
         if step.action not in actions:
@@ -354,7 +383,9 @@ def _examples(steps: Sequence[ExpertStep], enc: _Encoder) -> list[_Example]:
                 state=state,
                 actions=actions,
                 target=actions.index(step.action),
-                classes=[outcome_class(tried[a], before) if a in tried else -1 for a in actions],
+                classes=[
+                    outcome_class(tried[a], before, seen) if a in tried else -1 for a in actions
+                ],
                 nexts=[(a, o.observation, o.invalid) for a, o in tried.items()],
             )
         )
@@ -410,11 +441,11 @@ def train_policy(
         batch = [examples[rng.randrange(len(examples))] for _ in range(cfg.batch)]
         loss = torch.zeros(())
         if update >= stage:
-            loss = loss + _imitation_loss(net, enc, batch, method, cfg)
+            loss = loss + _imitation_loss(net, enc, batch, method, cfg, rng)
         if method == "iwm" and trans and (update < stage or cfg.iwm_schedule == "joint"):
             picked = [trans[rng.randrange(len(trans))] for _ in range(cfg.batch * 2)]
             weight = 1.0 if update < stage else cfg.iwm_weight
-            loss = loss + weight * _world_loss(net, enc, examples, picked)
+            loss = loss + weight * _world_loss(net, enc, examples, picked, cfg)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -431,34 +462,75 @@ def _texts(step: ExpertStep) -> list[str]:
     return out
 
 
+def _candidates(e: _Example, negatives: int, rng: random.Random) -> list[int]:
+    """The indices of ``e.actions`` one update scores: all of them, or with ``negatives`` > 0
+    the expert's and the tried ones plus at most ``negatives`` others drawn at random (a state
+    with hundreds of admissible actions then costs what one with a few dozen does)."""
+    if not negatives or len(e.actions) <= negatives + 1:
+        return list(range(len(e.actions)))
+    keep = [i for i, c in enumerate(e.classes) if c >= 0 or i == e.target]
+    rest = [i for i in range(len(e.actions)) if i not in set(keep)]
+    room = max(negatives + 1 - len(keep), 0)
+    return sorted(keep + rng.sample(rest, min(room, len(rest))))
+
+
 def _imitation_loss(
-    net: Any, enc: _Encoder, batch: list[_Example], method: Method, cfg: PolicyConfig
+    net: Any,
+    enc: _Encoder,
+    batch: list[_Example],
+    method: Method,
+    cfg: PolicyConfig,
+    rng: random.Random,
 ) -> Any:
     torch = _torch()
+    f = torch.nn.functional
     s = net.encode_state(_segments([e.state for e in batch]))
-    acts = _pad3([[enc.ids(a) for a in e.actions] for e in batch])
+    chosen = [_candidates(e, cfg.negatives, rng) for e in batch]
+    acts = _pad3([[enc.ids(e.actions[j]) for j in js] for e, js in zip(batch, chosen, strict=True)])
     width = acts.shape[1]
     feats = torch.zeros((len(batch), width, _FEATURES))
     mask = torch.zeros((len(batch), width), dtype=torch.bool)
-    for i, e in enumerate(batch):
-        feats[i, : len(e.actions)] = torch.tensor([enc.features(e.state, a) for a in e.actions])
-        mask[i, : len(e.actions)] = True
+    classes = torch.full((len(batch), width), -1, dtype=torch.long)
+    targets = []
+    for i, (e, js) in enumerate(zip(batch, chosen, strict=True)):
+        feats[i, : len(js)] = torch.tensor([enc.features(e.state, e.actions[j]) for j in js])
+        mask[i, : len(js)] = True
+        classes[i, : len(js)] = torch.tensor([e.classes[j] for j in js])
+        targets.append(js.index(e.target))
     z = net.pairs(s, acts, feats)
     logits = net.score(z).squeeze(-1).masked_fill(~mask, -math.inf)
-    loss = torch.nn.functional.cross_entropy(logits, torch.tensor([e.target for e in batch]))
-    if method == "sr":
-        classes = torch.full((len(batch), width), -1, dtype=torch.long)
-        for i, e in enumerate(batch):
-            classes[i, : len(e.classes)] = torch.tensor(e.classes)
-        if bool((classes >= 0).any()):
-            out = net.outcome(z).reshape(-1, len(OUTCOMES))
-            sr = torch.nn.functional.cross_entropy(out, classes.reshape(-1), ignore_index=-1)
-            loss = loss + cfg.sr_loss_weight * sr
+    loss = f.cross_entropy(logits, torch.tensor(targets))
+    if method == "sr" and bool((classes >= 0).any()):
+        out = net.outcome(z).reshape(-1, len(OUTCOMES))
+        sr = f.cross_entropy(out, classes.reshape(-1), ignore_index=-1)
+        loss = loss + cfg.sr_loss_weight * sr
+        if cfg.sr_rank_weight:
+            loss = loss + cfg.sr_rank_weight * _rank_loss(logits, classes, _avoided(cfg))
     return loss
 
 
+def _rank_loss(logits: Any, classes: Any, avoided: list[int]) -> Any:
+    """A pairwise (listwise) loss over the tried actions of each state: every action whose
+    observed outcome is one to avoid scores below every tried action whose outcome is not."""
+    torch = _torch()
+    bad = torch.zeros_like(classes, dtype=torch.bool)
+    for c in avoided:
+        bad |= classes == c
+    good = (classes >= 0) & ~bad
+    pairs = good.unsqueeze(2) & bad.unsqueeze(1)  # [B, good i, bad j]
+    if not bool(pairs.any()):
+        return torch.zeros(())
+    safe = logits.masked_fill(classes < 0, 0.0)
+    margin = safe.unsqueeze(2) - safe.unsqueeze(1)
+    return torch.nn.functional.softplus(-margin)[pairs].mean()
+
+
 def _world_loss(
-    net: Any, enc: _Encoder, examples: list[_Example], picked: list[tuple[int, str, str]]
+    net: Any,
+    enc: _Encoder,
+    examples: list[_Example],
+    picked: list[tuple[int, str, str]],
+    cfg: PolicyConfig,
 ) -> Any:
     torch = _torch()
     states = [examples[i].state for i, _, _ in picked]
@@ -470,10 +542,13 @@ def _world_loss(
     z = net.pairs(s, acts, feats)[:, 0]
     logp = torch.log_softmax(net.next_logits(z), -1)
     target = torch.zeros_like(logp)
-    for row, (_, _, nxt) in enumerate(picked):
-        ids = sorted(set(enc.ids(nxt)) - {_PAD})
+    for row, (state, (_, _, nxt)) in enumerate(zip(states, picked, strict=True)):
+        ids = set(enc.ids(nxt)) - {_PAD}
+        if cfg.iwm_target == "new":
+            # what the action changed: the words of the next observation the current one lacks
+            ids = (ids - set(state.observation)) or ids
         if ids:
-            target[row, ids] = 1.0 / len(ids)
+            target[row, sorted(ids)] = 1.0 / len(ids)
     return -(target * logp).sum(-1).mean()
 
 
