@@ -166,6 +166,38 @@ def _token_user(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return token.subject or token.client_id
 
 
+def _progress_sink(ctx: ServerRequestContext[Any, Any]) -> Any:
+    """Forward an operation's progress events, from whatever thread reports them, to the
+    client as ``notifications/progress`` (a no-op when the call asked for none). Progress only
+    rises, as the protocol requires: percent done when the operation knows it, else a count."""
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    token = anyio.lowlevel.current_token()
+    lock = threading.Lock()
+    last = [0.0]
+
+    def sink(event: Mapping[str, Any]) -> None:
+        fraction = event.get("fraction")
+        with lock:
+            if (
+                isinstance(fraction, int | float)
+                and 0 <= fraction <= 1
+                and fraction * 100 > last[0]
+            ):
+                value, total = float(fraction) * 100, 100.0
+            else:
+                value, total = last[0] + 0.01, None
+            last[0] = value
+        message = str(event.get("message") or "") or None
+        try:
+            anyio.from_thread.run(ctx.session.report_progress, value, total, message, token=token)
+        except Exception:  # a client that went away must not fail the operation
+            log.debug("progress notification not sent", exc_info=True)
+
+    return sink
+
+
 def build_server(
     registry: Registry,
     context: OperationContext,
@@ -201,8 +233,12 @@ def build_server(
     ) -> mcp_types.ListToolsResult:
         return listing
 
-    def run(op: Operation, arguments: dict[str, Any], scope: Scope | None) -> Envelope[Any]:
-        call = dataclasses.replace(context, scope=scope, cancel=threading.Event())
+    def run(
+        op: Operation, arguments: dict[str, Any], scope: Scope | None, progress: Any
+    ) -> Envelope[Any]:
+        call = dataclasses.replace(
+            context, scope=scope, cancel=threading.Event(), progress=progress
+        )
         try:
             return op.invoke(arguments, call)
         except Exception as exc:  # nothing may escape as a protocol error
@@ -242,7 +278,12 @@ def build_server(
                 # The operation blocks (provers, OCR, embeddings): off the event loop. On
                 # cancellation the worker is left to reach its own time limit.
                 envelope = await anyio.to_thread.run_sync(
-                    run, op, dict(params.arguments or {}), scope, abandon_on_cancel=True
+                    run,
+                    op,
+                    dict(params.arguments or {}),
+                    scope,
+                    _progress_sink(ctx),
+                    abandon_on_cancel=True,
                 )
         log.info("%s (%.0f ms)", envelope.summary(), (time.perf_counter() - started) * 1000)
         return call_result(envelope)

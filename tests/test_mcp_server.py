@@ -157,6 +157,28 @@ def test_memory_is_kept_per_namespace(stdio: Session) -> None:
     assert "namespace" in missing["reason"] and "user" in missing["hint"]
 
 
+def test_progress_reaches_a_client_that_asks_for_it(stdio: Session) -> None:
+    import functools
+
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    call = functools.partial(
+        stdio.client.call_tool,
+        "memory_remember",
+        {"namespace": {"user": "erin"}, "text": "Erin's bike is the red one."},
+        progress_callback=on_progress,
+    )
+    _ok(envelope(stdio.portal.call(call)))
+    assert seen, "no progress notification arrived"
+    values = [p for p, _, _ in seen]
+    assert values == sorted(values) and len(set(values)) == len(values)  # only rises
+    assert any(m and "structuring" in m for _, _, m in seen)
+    assert any(total == 100.0 for _, total, _ in seen)
+
+
 def test_coq_proofs_are_checked(stdio: Session) -> None:
     good = envelope(stdio.call("provers_check", GOOD))
     assert good["ok"] and good["payload"]["verdict"] == "proved", good
