@@ -61,6 +61,9 @@ class _State:
                 self._settings = Settings.load(self.config, **self.overrides)
             else:
                 self._settings = Settings.load(**self.overrides)
+            from lemmata import tracing
+
+            tracing.configure_from(self._settings)
         return self._settings
 
 

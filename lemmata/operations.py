@@ -324,7 +324,29 @@ class Operation:
         """Validate ``args``, run under the time limit, and wrap the result in an envelope.
 
         Ctrl-C (``KeyboardInterrupt``) cancels the call and is raised again for the caller.
+        With tracing on (:mod:`lemmata.tracing`) the call is an ``operation NAME`` span.
         """
+        from lemmata import tracing
+
+        attributes = {
+            "lemmata.operation": self.qualified_name,
+            "lemmata.capability": self.capability,
+        }
+        with tracing.span(f"operation {self.qualified_name}", attributes) as span:
+            if tracing.content_enabled():
+                span.content(
+                    "lemmata.arguments", args.model_dump() if isinstance(args, BaseModel) else args
+                )
+            envelope = self._invoke(args, context)
+            span.set("lemmata.status", envelope.status)
+            span.set("lemmata.elapsed_ms", envelope.elapsed_ms)
+            if envelope.status not in ("ok", "failed"):
+                span.error(envelope.reason)
+            return envelope
+
+    def _invoke(
+        self, args: BaseModel | Mapping[str, Any], context: OperationContext
+    ) -> Envelope[Any]:
         started = time.perf_counter()
         name = self.qualified_name
 

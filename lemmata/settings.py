@@ -131,6 +131,22 @@ class Settings(BaseSettings):
         "write only this user's namespace (`lemmata mcp --user NAME` overrides it).",
     )
 
+    trace: bool = Field(
+        default=False,
+        description="OpenTelemetry spans for agent steps, operations, model and verifier calls "
+        "(needs the otel extra); see lemmata.tracing.",
+    )
+    trace_content: bool = Field(
+        default=False,
+        description="Let spans carry prompt text, tool arguments, statements and replies (off: "
+        "only names, statuses, models, token counts and timings).",
+    )
+    trace_file: Path | None = Field(
+        default=None,
+        description="Where spans go as JSON lines when no OpenTelemetry exporter is set up "
+        "(default data_dir/traces.jsonl).",
+    )
+
     @field_validator("model", "api_base")
     @classmethod
     def _no_blank(cls, value: str | None) -> str | None:

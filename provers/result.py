@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["FailureKind", "FailureMode", "Message", "Status", "VerifyResult"]
+__all__ = ["FailureKind", "FailureMode", "Message", "Status", "VerifyResult", "traced_check"]
+
+_CheckT = TypeVar("_CheckT", bound=Callable[..., Any])
 
 
 class Status(enum.StrEnum):
@@ -127,3 +130,29 @@ class VerifyResult:
         out["failure_mode"] = self.failure_mode.to_dict() if self.failure_mode else None
         out["messages"] = [asdict(m) for m in self.messages]
         return out
+
+
+def traced_check(method: _CheckT) -> _CheckT:
+    """Make a verifier's ``check(header, statement, proof, timeout)`` a ``verify BACKEND`` span
+    when tracing is on (:mod:`lemmata.tracing`): status, failure kind and time, and the
+    statement and proof only with ``trace_content``."""
+    import functools
+
+    from lemmata import tracing
+
+    @functools.wraps(method)
+    def wrapper(
+        self: Any, header: str, statement: str, proof: str, timeout: float | None = None
+    ) -> VerifyResult:
+        backend = str(getattr(self, "backend", "verifier"))
+        with tracing.span(f"verify {backend}", {"lemmata.backend": backend}) as span:
+            span.content("lemmata.statement", statement)
+            span.content("lemmata.proof", proof)
+            result: VerifyResult = method(self, header, statement, proof, timeout)
+            span.set("lemmata.verify.status", result.status.value)
+            if result.failure_mode is not None:
+                span.set("lemmata.failure_kind", result.failure_mode.kind.value)
+            span.set("lemmata.elapsed_s", result.elapsed_s)
+            return result
+
+    return wrapper  # type: ignore[return-value]

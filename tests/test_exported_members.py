@@ -18,6 +18,7 @@ PACKAGES = [
     "lemmata.operations",
     "lemmata.mcp_server",
     "lemmata.jupyter",
+    "lemmata.tracing",
     "lemmata.agents.agent",
     "lemmata.agents.router",
     "lemmata.agents.research.operations",

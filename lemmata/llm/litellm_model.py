@@ -15,13 +15,14 @@ litellm's log records, and never appears in ``repr``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import random
 import socket
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, SecretStr
@@ -233,22 +234,23 @@ class LiteLLMModel(BaseChatModel):
         kwargs = self._request(messages, tools, temperature, max_tokens, response_schema)
         started = time.perf_counter()
         attempt = 0
-        while True:
-            attempt += 1
-            try:
-                raw = self._lib().completion(**kwargs)
-            except Exception as exc:
-                delay = self._retry_delay(exc, attempt)
-                log.info(
-                    "%s: attempt %d failed (%s); retrying in %.2fs",
-                    self.name,
-                    attempt,
-                    type(exc).__name__,
-                    delay,
-                )
-                self._sleep(delay)
-                continue
-            return self._finish(raw, attempt, started)
+        with self._span(kwargs) as span:
+            while True:
+                attempt += 1
+                try:
+                    raw = self._lib().completion(**kwargs)
+                except Exception as exc:
+                    delay = self._retry_delay(exc, attempt)
+                    log.info(
+                        "%s: attempt %d failed (%s); retrying in %.2fs",
+                        self.name,
+                        attempt,
+                        type(exc).__name__,
+                        delay,
+                    )
+                    self._sleep(delay)
+                    continue
+                return _traced(span, self._finish(raw, attempt, started))
 
     async def achat(
         self,
@@ -263,14 +265,31 @@ class LiteLLMModel(BaseChatModel):
         kwargs = self._request(messages, tools, temperature, max_tokens, response_schema)
         started = time.perf_counter()
         attempt = 0
-        while True:
-            attempt += 1
-            try:
-                raw = await self._lib().acompletion(**kwargs)
-            except Exception as exc:
-                await asyncio.sleep(self._retry_delay(exc, attempt))
-                continue
-            return self._finish(raw, attempt, started)
+        with self._span(kwargs) as span:
+            while True:
+                attempt += 1
+                try:
+                    raw = await self._lib().acompletion(**kwargs)
+                except Exception as exc:
+                    await asyncio.sleep(self._retry_delay(exc, attempt))
+                    continue
+                return _traced(span, self._finish(raw, attempt, started))
+
+    def _span(self, kwargs: Mapping[str, Any]) -> Any:
+        """The ``llm.chat`` span of one completion (see :mod:`lemmata.tracing`)."""
+        from lemmata import tracing
+
+        span = tracing.span(
+            "llm.chat",
+            {
+                "gen_ai.system": "litellm",
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": self.name,
+            },
+        )
+        if tracing.content_enabled():
+            return _with_prompt(span, kwargs.get("messages"))
+        return span
 
     # -- failures -------------------------------------------------------------------------
 
@@ -423,3 +442,24 @@ def _retry_after(exc: Exception) -> float | None:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:
         return None
+
+
+@contextlib.contextmanager
+def _with_prompt(span: Any, messages: Any) -> Iterator[Any]:
+    with span as s:
+        s.content("gen_ai.prompt", messages)
+        yield s
+
+
+def _traced(span: Any, response: ChatResponse) -> ChatResponse:
+    """Record the reply's model, token counts and finish reason (and text, with content on)."""
+    span.set("gen_ai.response.model", response.model)
+    span.set("gen_ai.response.finish_reasons", response.finish_reason)
+    if response.usage is not None:
+        span.set("gen_ai.usage.input_tokens", response.usage.prompt_tokens)
+        span.set("gen_ai.usage.output_tokens", response.usage.completion_tokens)
+        span.set("lemmata.attempts", response.usage.attempts)
+    span.content("gen_ai.completion", response.content)
+    if response.tool_calls:
+        span.set("lemmata.tool_calls", ",".join(c.name for c in response.tool_calls))
+    return response

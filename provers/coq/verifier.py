@@ -46,7 +46,14 @@ from lemmata.provers.coq.process import (
 )
 from lemmata.provers.coq.sentences import Sentence, SentenceError, head_word, split_sentences
 from lemmata.provers.failure import classify_coq, tactic_name
-from lemmata.provers.result import FailureKind, FailureMode, Message, Status, VerifyResult
+from lemmata.provers.result import (
+    FailureKind,
+    FailureMode,
+    Message,
+    Status,
+    VerifyResult,
+    traced_check,
+)
 
 __all__ = ["CoqSession", "CoqTop", "THEOREM_KEYWORDS"]
 
@@ -222,6 +229,7 @@ class CoqTop:
 
     # -- whole-proof checks ---------------------------------------------------------------
 
+    @traced_check
     def check(
         self, header: str, statement: str, proof: str, timeout: float | None = None
     ) -> VerifyResult:

@@ -41,7 +41,14 @@ from lemmata.provers.lean.protocol import (
     goals_in_message,
     parse_response,
 )
-from lemmata.provers.result import FailureKind, FailureMode, Message, Status, VerifyResult
+from lemmata.provers.result import (
+    FailureKind,
+    FailureMode,
+    Message,
+    Status,
+    VerifyResult,
+    traced_check,
+)
 
 __all__ = [
     "ALLOWED_AXIOMS",
@@ -339,6 +346,7 @@ class LeanRepl:
         self._envs[header] = reply.env
         return reply.env
 
+    @traced_check
     def check(
         self, header: str, statement: str, proof: str, timeout: float | None = None
     ) -> VerifyResult:
