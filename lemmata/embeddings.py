@@ -17,6 +17,7 @@ Vectors are ``float32`` rows, L2-normalised, so a dot product is the cosine simi
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -129,6 +130,10 @@ class SentenceTransformerEmbedder:
                     ) from None
                 if torch.get_num_threads() > self.threads:
                     torch.set_num_threads(self.threads)
+                with contextlib.suppress(Exception):  # no "Loading weights" bar on stderr
+                    from transformers.utils import logging as hf_logging
+
+                    hf_logging.disable_progress_bar()
                 self._model = SentenceTransformer(self.model_ref, device=self.device)
                 get_dim = (
                     getattr(self._model, "get_embedding_dimension", None)

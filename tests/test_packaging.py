@@ -45,7 +45,9 @@ def test_wheel_contains_the_capabilities_and_their_data(tmp_path: Path) -> None:
         "lemmata/provers/suites/coq_basic.jsonl",
         "lemmata/provers/suites/wz_identities.jsonl",
         "lemmata/provers/wz/prompts/discharge.toml",
-        "lemmata/prompts/shell.toml",
+        "lemmata/agents/prompts/agent.toml",
+        "lemmata/agents/experience/prompts/reflection.toml",
+        "lemmata/environments/coq_tactics.json",
     ):
         assert path in names, path
     assert not any(
