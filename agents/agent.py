@@ -14,7 +14,12 @@ ground, act, research), fills in the arguments, runs it and answers from the res
 Memory is part of every run: what memory holds about the task is recalled first (into the
 model's prompt, and as evidence for the router), and the exchange is recorded afterwards as
 episodes in the user's namespace (the thread is the session; the operations run are recorded as
-actions with their outcome). Threads are checkpointed in SQLite (LangGraph's saver) and
+actions with their outcome). The task is embedded once per turn, for the recall and the router
+alike. The recorded episodes are durable when the turn ends; offline, structuring them into
+facts and procedures runs in a background thread once the turn is over (the next recall waits
+for it, so it finds what this turn recorded; :meth:`Agent.close` waits for it too); with a
+model, structuring calls the model and stays in the next recall, as it always did, rather than
+spend calls behind the user's back. Threads are checkpointed in SQLite (LangGraph's saver) and
 resumable; :meth:`Agent.stream` yields progress from inside the operations; destructive
 operations (forget, GUI actions) pause for approval with ``interrupt()`` unless allowed up
 front; budgets (model calls, tool calls, seconds) are enforced per run and reported.
@@ -40,6 +45,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
+from lemmata.agents._turn import Consolidator, TurnVectors
 from lemmata.agents.memory import _text
 from lemmata.errors import LemmataError, UsageError
 from lemmata.operations import Envelope, OperationContext, Registry, Scope
@@ -52,6 +58,7 @@ if TYPE_CHECKING:
     from lemmata.embeddings import Embedder
     from lemmata.llm.base import ChatModel
     from lemmata.llm.types import Message
+    from lemmata.memory.core import Memory
     from lemmata.settings import Settings
 
 __all__ = ["Agent", "AgentResult", "AgentState", "Budget", "ThreadInfo"]
@@ -172,6 +179,9 @@ class Agent:
         self.record = record
         self._embedder = embedder
         self._router: Router | None = None
+        self._vectors: TurnVectors | None = None
+        self._consolidator = Consolidator()
+        self._recorded: Memory | None = None  # what this turn recorded into, to structure
         self._last_thread = ""
         self._run_cancel = threading.Event()  # one per run: Ctrl-C tells its operations
         self.context = OperationContext(settings=self.settings, model=model, scope=self.scope)
@@ -184,6 +194,11 @@ class Agent:
         self.checkpoint_path = path
         self._con = sqlite3.connect(path, check_same_thread=False, timeout=30)
         self._con.execute("PRAGMA journal_mode=WAL")
+        # A turn writes a checkpoint and its pending writes per step (about 15 commits): with
+        # WAL, NORMAL keeps every acknowledged commit through a killed process and skips the
+        # fsync of each (4 ms apiece here); only an OS crash or power cut can take the last
+        # turns' history. The memory log, the source of truth for what was learned, stays FULL.
+        self._con.execute("PRAGMA synchronous=NORMAL")
         self._lock = threading.Lock()
         from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -201,15 +216,23 @@ class Agent:
         return self._embedder
 
     @property
+    def vectors(self) -> TurnVectors:
+        """The embedder as the turn sees it: the task's vector computed once, in recall."""
+        if self._vectors is None:
+            self._vectors = TurnVectors(self.embedder)
+        return self._vectors
+
+    @property
     def router(self) -> Router:
         if self._router is None:
             from lemmata.agents.router import Router
 
-            self._router = Router(self.registry, self.embedder)
+            self._router = Router(self.registry, self.vectors)
         return self._router
 
     def close(self) -> None:
-        """Close the threads' database."""
+        """Finish structuring the recorded turns, then close the threads' database."""
+        self._consolidator.close()
         self._con.close()
 
     def __enter__(self) -> Agent:
@@ -265,15 +288,22 @@ class Agent:
         }
         if not task:
             return update
+        # The last turn's structuring must end first: the next retrieve would wait for it
+        # anyway, and the embedder is not safe to share between threads mid-call.
+        self._consolidator.wait()
+        vector = self.vectors.start(task)  # the router reads it again in the plan node
         try:
-            found = self._memory().retrieve(task, k=5, budget_tokens=600)
+            found = self._memory().retrieve(task, k=5, budget_tokens=600, vector=vector)
         except LemmataError:
             return update  # a memory problem must not stop the task itself
         items = list(found.items)
         if items:
-            vectors = self.embedder.embed([task, *(i.text for i in items)])
-            sims = vectors[1:] @ vectors[0]
-            update["evidence"] = round(float(sims.max()), 4)
+            # the dense channel measured most items against the task already; an item found
+            # only by its words or links is embedded here
+            missing = [i.text for i in items if i.similarity is None]
+            extra = iter(self.embedder.embed(missing) @ vector if missing else ())
+            sims = [float(next(extra) if i.similarity is None else i.similarity) for i in items]
+            update["evidence"] = round(max(sims), 4)
             update["memory"] = [
                 {
                     "id": i.id,
@@ -297,9 +327,13 @@ class Agent:
         return None
 
     def _plan(self, state: AgentState) -> dict[str, Any]:
-        if self.model is None:
-            return self._plan_offline(state)
-        return self._plan_model(state)
+        try:
+            if self.model is None:
+                return self._plan_offline(state)
+            return self._plan_model(state)
+        finally:
+            if self._vectors is not None:
+                self._vectors.end()
 
     def _plan_offline(self, state: AgentState) -> dict[str, Any]:
         route = self.router.route(self._task(state), evidence=state.get("evidence"))
@@ -502,9 +536,15 @@ class Agent:
                 }
             )
         if episodes:
-            # the answer stands even if memory could not take the record
-            with contextlib.suppress(LemmataError):
-                self._memory().add_episodes(episodes)
+            memory = self._memory()
+            try:
+                memory.add_episodes(episodes)
+            except LemmataError:
+                return {}  # the answer stands even if memory could not take the record
+            if self.model is None:
+                # offline structuring is local work: after the answer, not before it (see the
+                # module docstring); with a model it would spend calls outside the budget
+                self._recorded = memory
         return {}
 
     # -- running ---------------------------------------------------------------------------
@@ -516,21 +556,37 @@ class Agent:
         """Run one task to its answer (or to an approval request) in ``thread`` (a new thread
         when None). Ctrl-C cancels the turn: the thread stays valid, and the interrupt is
         raised again."""
-        for _ in self.stream(task, thread=thread):
-            pass
-        return self.result(self._last_thread)
+        try:
+            for _ in self._turn(task, thread):
+                pass
+            return self.result(self._last_thread)
+        finally:
+            self._settle()
 
     def stream(self, task: str | None, *, thread: str | None = None) -> Iterator[dict[str, Any]]:
         """Run ``task`` and yield events as they happen: ``{"type": "step", "node": ...}``
         after each step, ``{"type": "progress", "operation": ..., "message": ...,
         "fraction": ...}`` from inside operations, ``{"type": "interrupt", ...}`` when an
         approval is needed. ``task=None`` continues a paused thread."""
+        try:
+            yield from self._turn(task, thread)
+        finally:
+            self._settle()
+
+    def _turn(self, task: str | None, thread: str | None) -> Iterator[dict[str, Any]]:
         if task is not None and (not isinstance(task, str) or not task.strip()):
             raise UsageError("the task is empty: say what you want done")
         thread = thread or f"t-{uuid.uuid4().hex[:10]}"
         self._last_thread = thread
         payload: Any = None if task is None else {"messages": [HumanMessage(task.strip())]}
         yield from self._drive(payload, thread)
+
+    def _settle(self) -> None:
+        """After a turn: structure what it recorded, in the background (see the module
+        docstring); started once the turn is over, so that it does not slow the turn's end."""
+        memory, self._recorded = self._recorded, None
+        if memory is not None:
+            self._consolidator.submit(memory)
 
     def cancel(self) -> None:
         """Tell the running operations of the current run to stop (Ctrl-C does this)."""
@@ -582,9 +638,12 @@ class Agent:
         if not self.graph.get_state(self._config(thread)).interrupts:
             raise UsageError(f"thread {thread!r} is not waiting for an approval")
         self._last_thread = thread
-        for _ in self._drive(Command(resume={"approve": approved}), thread):
-            pass
-        return self.result(thread)
+        try:
+            for _ in self._drive(Command(resume={"approve": approved}), thread):
+                pass
+            return self.result(thread)
+        finally:
+            self._settle()
 
     def _cancel(self, thread: str) -> None:
         """After Ctrl-C: close the turn so that the history stays valid (every tool call

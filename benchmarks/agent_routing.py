@@ -124,9 +124,7 @@ def generated_tasks(spec: dict[str, Any], source: str = "generated") -> list[Tas
         accept = tuple(block.get("accept", ()))
         if "tasks" in block:
             for i, t in enumerate(block["tasks"]):
-                out.append(
-                    Task(source, t["text"], op, t.get("args", {}), accept, ref=f"{op}#{i}")
-                )
+                out.append(Task(source, t["text"], op, t.get("args", {}), accept, ref=f"{op}#{i}"))
             continue
         templates, fills = block["templates"], block["fills"]
         by_template = block.get("args_by_template", {})

@@ -11,15 +11,23 @@ splits. It prints success and invalid-action rates as the mean and spread (stand
 over seeds, and each method's gain over imitation; ``--json`` prints one object by environment,
 split and method instead. Progress goes to stderr.
 
-The settings per environment (task types, episode limits, updates) were chosen on a validation
-split carved from the train tasks, never on the test splits.
+The settings per environment (task types, episode limits, updates) are chosen with
+``--validation``, which evaluates on validation splits carved from the train tasks (the last
+tasks of each type, left out of the demonstrations; for TextWorldExpress also the same seeds
+with the harder test-ood parameters), never on the test splits.
+
+The second environment is ``coq-tactics`` with the generic tactic menu rather than ScienceWorld:
+ScienceWorld's hundreds of admissible actions per state and replayed snapshots make one
+training and its collection far slower than the budget, while the tactic environment is truly
+another kind (proof states, 24 tactics, most of them failing with an error at any state), and
+its gold tactics are often outside the menu, so what the alternatives' outcomes teach (which
+menu tactic fails, which closes a goal) is exactly what imitation lacks.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import statistics
 import sys
@@ -46,6 +54,8 @@ class Setting:
     max_steps: int
     config: PolicyConfig
     options: dict[str, Any] = field(default_factory=dict)
+    validation: int = 50  # validation tasks per task type, held out from the train split
+    every_test: bool = False  # test on every task of the test splits, whatever its type
 
 
 SETTINGS: dict[str, Setting] = {
@@ -57,6 +67,17 @@ SETTINGS: dict[str, Setting] = {
         max_steps=50,
         config=PolicyConfig(updates=800),
         options={"verbose": True},
+    ),
+    "coq-tactics": Setting(
+        names=("arith", "bool", "lists", "logic", "order"),
+        demos=37,
+        k=8,
+        evals=100,
+        max_steps=12,
+        config=PolicyConfig(updates=800),
+        options={"menu": True, "max_steps": 12},
+        validation=2,
+        every_test=True,
     ),
     "scienceworld": Setting(
         names=("find-living-thing", "find-non-living-thing", "find-plant", "find-animal"),
@@ -90,24 +111,65 @@ def collect(env: TextEnvironment, tasks: list[Task], k: int) -> tuple[list[Exper
     return steps, env_steps / elapsed if elapsed else 0.0, errors
 
 
+def validation_tasks(env: TextEnvironment, setting: Setting) -> dict[str, list[Task]]:
+    """Validation splits carved from the train split: the last ``setting.validation`` train
+    tasks of each type (the demonstrations leave them out). ``validation`` has the train
+    split's parameters; ``validation-ood``, where the environment has a harder variant of its
+    train tasks (TextWorldExpress's ``test-ood`` parameters), the same tasks made harder."""
+    out: dict[str, list[Task]] = {"validation": [], "validation-ood": []}
+    harder = getattr(env, "split_params", None)
+    for name in setting.names:
+        held = env.tasks("train", [name])[-setting.validation :]
+        out["validation"] += held
+        params = harder(name, "test-ood") if harder else None
+        if params is not None:
+            out["validation-ood"] += [
+                Task(t.env, t.name, t.variation, "train", params) for t in held
+            ]
+    return {split: tasks for split, tasks in out.items() if tasks}
+
+
+def demonstrations(
+    env: TextEnvironment, setting: Setting, demos: int, unseen: set[Task]
+) -> list[Task]:
+    """The first ``demos`` train tasks taken in turn from each task type (so that types with
+    fewer tasks are used up whole), leaving out the validation tasks."""
+    per_type = [
+        [t for t in env.tasks("train", [name], limit=demos + setting.validation) if t not in unseen]
+        for name in setting.names
+    ]
+    taken: list[Task] = []
+    for rank in range(max(len(p) for p in per_type)):
+        taken += [p[rank] for p in per_type if rank < len(p)]
+    return sorted(taken[:demos], key=lambda t: setting.names.index(t.name))
+
+
 def summary(values: list[float]) -> dict[str, Any]:
     spread = statistics.stdev(values) if len(values) > 1 else 0.0
     return {"mean": statistics.fmean(values), "spread": spread, "seeds": values}
 
 
-def run_environment(name: str, demos: int | None, k: int | None, seeds: int) -> dict[str, Any]:
+def run_environment(
+    name: str, demos: int | None, k: int | None, seeds: int, validation: bool = False
+) -> dict[str, Any]:
     setting = SETTINGS[name]
     demos = setting.demos if demos is None else demos
     k = setting.k if k is None else k
     log(f"{name}: {demos} demonstrations, K={k}, {seeds} seeds")
     with open_environment(name, **setting.options) as env:
-        per_type = math.ceil(demos / len(setting.names))
-        train = env.tasks("train", list(setting.names), limit=per_type)[:demos]
+        held = validation_tasks(env, setting) if validation else {}
+        unseen = {t for tasks in held.values() for t in tasks}
+        train = demonstrations(env, setting, demos, unseen)
         steps, rate, errors = collect(env, train, k)
-        tests = {
-            split: env.tasks(split, list(setting.names), limit=setting.evals)
-            for split in ("test-id", "test-ood")
-        }
+        if validation:
+            tests = held
+        else:
+            tests = {
+                split: env.tasks(
+                    split, None if setting.every_test else list(setting.names), limit=setting.evals
+                )
+                for split in ("test-id", "test-ood")
+            }
         results: dict[str, dict[str, dict[str, list[float]]]] = {
             split: {m: {"success": [], "invalid": [], "score": []} for m in METHODS}
             for split in tests
@@ -146,14 +208,14 @@ def print_table(name: str, out: dict[str, Any]) -> None:
         f"K={out['k']}, {out['updates']} updates, {out['seeds']} seeds; "
         f"collection {out['collection_steps_per_s']:.0f} env steps/s"
     )
-    print(f"{'split':<9} {'method':<7} {'success %':>14} {'gain vs IL':>11} {'invalid %':>14}")
+    print(f"{'split':<14} {'method':<7} {'success %':>14} {'gain vs IL':>11} {'invalid %':>14}")
     for split, by_method in out["splits"].items():
         base = by_method["il"]["success"]["mean"]
         for method, row in by_method.items():
             s, inv = row["success"], row["invalid"]
             gain = "" if method == "il" else f"{s['mean'] - base:+.1f}"
             print(
-                f"{split:<9} {method:<7} {s['mean']:>7.1f} ± {s['spread']:<4.1f} {gain:>11} "
+                f"{split:<14} {method:<7} {s['mean']:>7.1f} ± {s['spread']:<4.1f} {gain:>11} "
                 f"{inv['mean']:>7.1f} ± {inv['spread']:<4.1f}"
             )
 
@@ -167,10 +229,19 @@ def main() -> None:
     )
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument(
+        "--validation",
+        action="store_true",
+        help="evaluate on validation splits carved from the train tasks instead of the test "
+        "splits (for choosing settings)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(1)  # the fastest on a shared 2-core machine, and deterministic
     names = [args.env] if args.env else list(SETTINGS)
-    report = {name: run_environment(name, args.demos, args.k, args.seeds) for name in names}
+    report = {
+        name: run_environment(name, args.demos, args.k, args.seeds, args.validation)
+        for name in names
+    }
     if args.json:
         print(json.dumps(report, indent=2))
         return

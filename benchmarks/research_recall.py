@@ -14,6 +14,10 @@ discovery).
 
 Side by side: the same agent stopped after 3 turns (24 hypotheses), as a loop that stops at its
 first few findings would; it shows what exploring on a budget buys.
+
+Then the real data sets that PyPI packages ship (statsmodels, vega_datasets, scikit-learn,
+palmerpenguins; :mod:`lemmata.agents.research.realdata`), each scored against facts published
+about it: recall by kind, precision and seconds per data set (``--no-real`` skips them).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import time
 from pathlib import Path
 
 from lemmata.agents.research.evaluate import evaluate_generated
+from lemmata.agents.research.realdata import available, evaluate_real
 
 
 def _seeds(text: str) -> list[int]:
@@ -40,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget-turns", type=int, default=60)
     ap.add_argument("--early-turns", type=int, default=3)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--no-real", action="store_true", help="skip the real data sets")
     args = ap.parse_args(argv)
     seeds = _seeds(args.seeds)
     results = {}
@@ -76,6 +82,16 @@ def main(argv: list[str] | None = None) -> int:
             out["wall_s"] = round(time.monotonic() - started, 1)
             out["budget_turns"] = turns
             results[label] = out
+        if not args.no_real and available():
+            started = time.monotonic()
+            real_suite = evaluate_real(None, Path(tmp) / "real", budget_turns=args.budget_turns)
+            results["real"] = real_suite.to_dict() | {
+                "datasets": len(real_suite.tasks),
+                "seconds_per_db_median": round(
+                    statistics.median(t.seconds for t in real_suite.tasks), 2
+                ),
+                "wall_s": round(time.monotonic() - started, 1),
+            }
     if args.json:
         print(json.dumps(results))
         return 0
@@ -101,6 +117,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     if ours["missed"]:
         print("missed:", json.dumps(ours["missed"]))
+    real = results.get("real")
+    if real:
+        print(
+            f"\nreal data sets: {real['datasets']} ({real['items']} published facts), "
+            f"{real['seconds_per_db_median']} s per data set (median)"
+        )
+        print(f"{'recall':<18} {real['recall']:>8.3f}")
+        for kind, value in real["by_kind"].items():
+            print(f"  {kind:<16} {value:>8.3f}   ({real['items_by_kind'][kind]} items)")
+        print(f"{'precision':<18} {real['precision']:>8.3f}")
+        if real["missed"]:
+            print("missed:", json.dumps(real["missed"]))
     return 0
 
 

@@ -94,7 +94,9 @@ class Task:
                 params=str(data.get("params", "")),
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise UnknownTask(f"not a task record (needs env, name, variation, split): {data!r}") from exc
+            raise UnknownTask(
+                f"not a task record (needs env, name, variation, split): {data!r}"
+            ) from exc
 
 
 class TextEnvironment(abc.ABC):
@@ -111,7 +113,9 @@ class TextEnvironment(abc.ABC):
         """The task (or game) types this environment offers."""
 
     @abc.abstractmethod
-    def tasks(self, split: Split, names: list[str] | None = None, limit: int | None = None) -> list[Task]:
+    def tasks(
+        self, split: Split, names: list[str] | None = None, limit: int | None = None
+    ) -> list[Task]:
         """Task variations of ``split`` (every type, or only ``names``), at most ``limit`` of
         each type, in a fixed order. Unknown names raise :class:`UnknownTask`."""
 
@@ -162,7 +166,9 @@ class TextEnvironment(abc.ABC):
         if isinstance(action, dict):
             action = action.get("action", "")
         if not isinstance(action, str):
-            raise UsageError(f"an action is text or {{'action': text}}, not {type(action).__name__}")
+            raise UsageError(
+                f"an action is text or {{'action': text}}, not {type(action).__name__}"
+            )
         return " ".join(action.split())
 
 
@@ -179,7 +185,9 @@ def _builtin() -> None:
         return
     from lemmata.environments import proof_env, scienceworld, textworld_express
 
-    register_environment(textworld_express.TextWorldExpress.name, textworld_express.TextWorldExpress)
+    register_environment(
+        textworld_express.TextWorldExpress.name, textworld_express.TextWorldExpress
+    )
     register_environment(scienceworld.ScienceWorld.name, scienceworld.ScienceWorld)
     register_environment(proof_env.ProofEnvironment.name, proof_env.ProofEnvironment)
 

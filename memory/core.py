@@ -133,6 +133,13 @@ class _Shared:
         self._index_spec = index
         self._index: VectorIndex | None = index if not isinstance(index, str | None) else None
         self.lock = threading.RLock()
+        self._consolidating: dict[tuple[str, str], threading.Lock] = {}
+
+    def consolidation_lock(self, space: tuple[str, str]) -> threading.Lock:
+        """One lock per (user, agent) space, whichever :meth:`Memory.scoped` view asks: two
+        views structuring the same pending episodes at once would derive their facts twice."""
+        with self.lock:
+            return self._consolidating.setdefault(space, threading.Lock())
 
     @property
     def embedder(self) -> Embedder:
@@ -219,7 +226,7 @@ class Memory:
         )
         self.retrieval = retrieval or RetrievalConfig()
         self.ambiguous_at = ambiguous_at
-        self._consolidating = threading.Lock()
+        self._consolidating = _shared.consolidation_lock(self._space)
 
     def __repr__(self) -> str:
         return f"Memory({str(self._shared.path)!r}, namespace={self.namespace})"
@@ -692,12 +699,15 @@ class Memory:
         as_of: datetime | str | None = None,
         include_history: bool = False,
         fresh: bool = True,
+        vector: np.ndarray | None = None,
     ) -> Retrieval:
         """The knowledge most relevant to ``query``: at most ``k`` items within
         ``budget_tokens``, each with the ids of the episodes it came from.
 
         With ``fresh`` (the default) pending episodes are structured first, so that a read
         sees every acknowledged write; pass ``fresh=False`` when a background worker does it.
+        ``vector`` is the query's embedding by this memory's embedder, when the caller has it
+        already (an agent that also routes by it): the query is not embedded again.
         """
         if not isinstance(query, str) or not query.strip():
             raise UsageError("the query is empty: give the text to look for")
@@ -706,6 +716,11 @@ class Memory:
         if budget_tokens is not None and budget_tokens < 1:
             raise UsageError(f"budget_tokens must be positive, not {budget_tokens}")
         when = _as_datetime(as_of)
+        if vector is not None and np.shape(vector) != (self.embedder.dim,):
+            raise UsageError(
+                f"the query vector has shape {np.shape(vector)}; this memory's embedder "
+                f"gives ({self.embedder.dim},)"
+            )
         if fresh and self.pending():
             self.consolidate()
         self.sync_index()
@@ -720,6 +735,7 @@ class Memory:
             as_of=when,
             include_history=include_history,
             config=self.retrieval,
+            vector=vector,
         )
 
     async def aretrieve(self, query: str, **kwargs: Any) -> Retrieval:

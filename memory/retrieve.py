@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from lemmata.memory.text import count_tokens, entities, fts_words, terms
 from lemmata.memory.types import Item, Namespace, Retrieval
 
@@ -109,17 +111,22 @@ def retrieve(
     as_of: datetime | None = None,
     include_history: bool = False,
     config: RetrievalConfig | None = None,
+    vector: np.ndarray | None = None,
 ) -> Retrieval:
-    """Run every channel, fuse, filter by validity, pack. See the module docstring."""
+    """Run every channel, fuse, filter by validity, pack. See the module docstring.
+    ``vector``: the query's embedding, when the caller has it (else it is computed)."""
     cfg = config or RetrievalConfig()
     t0 = time.perf_counter()
     depth = max(cfg.depth, 3 * k)
     space = (ns.user, ns.agent)
     rankings: dict[str, list[str]] = {}
 
-    vector = embedder.embed([query])[0]
+    if vector is None:
+        vector = embedder.embed([query])[0]
     where = {"session": ns.session} if ns.session else None
-    rankings["dense"] = [i for i, _ in index.query(space, vector[None, :], depth, where)[0]]
+    dense = index.query(space, np.asarray(vector, np.float32)[None, :], depth, where)[0]
+    rankings["dense"] = [i for i, _ in dense]
+    similarity = {i: 1.0 - float(d) for i, d in dense}
     rankings["bm25"] = [i for i, _ in log.search_text(ns, fts_words(query), depth)]
     names = entities(query)
     qterms = list(dict.fromkeys([*names, *terms(query)]))
@@ -215,6 +222,7 @@ def retrieve(
                 valid_from=_dt(row["valid_from"]),
                 valid_to=_dt(row["valid_to"]),
                 session=row["session"],
+                similarity=similarity.get(i),
             )
         )
     return Retrieval(

@@ -213,6 +213,11 @@ class Item(BaseModel):
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     session: str | None = None
+    similarity: float | None = Field(
+        default=None,
+        description="cosine similarity of the item's text to the query; None when the item "
+        "was found by words, terms or links only",
+    )
 
 
 class Retrieval(BaseModel):

@@ -236,3 +236,52 @@ def test_facts_of_the_same_time_rank_newest_stored_first_in_recency(tmp_path, em
     by_recency = sorted(found.items, key=lambda i: i.channels["recency"])
     # no time on any of them: the newest stored first, never the order a set iterates in
     assert [i.id for i in by_recency] == ids[::-1]
+
+
+def test_a_query_vector_given_is_used_and_items_carry_their_similarity(tmp_path, embedder):
+    import numpy as np
+
+    mem = Memory(tmp_path / "m", user="u", embedder=embedder)
+    mem.add_episodes(
+        [
+            {"content": "Zorblax the robot repairs bicycles on Tuesdays.", "speaker": "Ann"},
+            {"content": "The harbour ferry leaves at seven.", "speaker": "Ann"},
+        ]
+    )
+    query = "Who repairs bicycles?"
+    plain = mem.retrieve(query, k=2)
+    vector = embedder.embed([query])[0]
+    given = mem.retrieve(query, k=2, vector=vector)
+    assert [i.id for i in given.items] == [i.id for i in plain.items]
+    top = given.items[0]
+    assert "Zorblax" in top.text
+    assert top.similarity == pytest.approx(float(embedder.embed([top.text])[0] @ vector), abs=1e-3)
+    # a vector pointing elsewhere changes what the dense channel finds: it was used
+    away = mem.retrieve(query, k=2, vector=embedder.embed(["ferry harbour seven"])[0])
+    assert away.items[0].similarity != pytest.approx(top.similarity, abs=1e-3)
+    with pytest.raises(UsageError, match="shape"):
+        mem.retrieve(query, vector=np.zeros(3, np.float32))
+
+
+def test_two_views_of_one_namespace_never_structure_the_same_episodes_twice(tmp_path, embedder):
+    import threading
+    import time
+
+    from lemmata.memory.extract import OfflineExtractor
+
+    slow = OfflineExtractor()
+    extract = slow.extract
+    slow.extract = lambda segment: (time.sleep(0.3), extract(segment))[1]  # type: ignore[method-assign]
+    mem = Memory(tmp_path / "m", user="u", embedder=embedder, extractor=slow)
+    mem.add_episodes(
+        [{"content": f"Room {n} has a green door.", "speaker": "Ann"} for n in range(3)]
+    )
+    views = [mem.scoped(user="u"), mem.scoped(user="u")]
+    reports = []
+    workers = [threading.Thread(target=lambda v=v: reports.append(v.consolidate())) for v in views]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert sorted(r.episodes for r in reports) == [0, 3]
+    assert len(mem.facts()) == 3

@@ -31,6 +31,8 @@ def test_notebook_runs(path: Path, coqtop_path: str, tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("capability", ["provers", "memory", "research", "gui", "experience"])
+@pytest.mark.parametrize(
+    "capability", ["provers", "memory", "research", "gui", "experience", "agent"]
+)
 def test_there_is_a_notebook_for_each_capability(capability: str) -> None:
     assert any(p.name == f"{capability}.ipynb" for p in NOTEBOOKS)

@@ -15,10 +15,11 @@ is a bag of word embeddings from one table, so the model trains in minutes on tw
   losses at every update) or ``"stage"`` (next-state prediction first, for ``iwm_stage`` of
   the updates, then imitation); both keep IL's total number of updates.
 * ``sr``: the same imitation, plus an outcome head trained on every tried action of every
-  expert state (the expert's and the alternatives'): it predicts whether the action made
-  progress, made none, was invalid or failed the task, as observed in the rollouts; and the
+  expert state (the expert's and the alternatives'): it predicts the outcome class of
+  :func:`outcome_class` (progress, new, stale, invalid, failure) observed in the rollouts; and the
   policy acts on its own score plus ``sr_weight`` times the predicted log-probability that the
-  action is neither invalid nor failing. *How this differs from the paper:* the paper fine-tunes a
+  action's outcome is none of ``sr_avoid``; ``sr_rank_weight`` adds a pairwise loss ranking
+  tried actions with an avoided outcome below the other tried ones. *How this differs from the paper:* the paper fine-tunes a
   language model on chain-of-thought reflections written by a model (why the expert's action
   beats the alternatives, given their observed outcomes) and the policy generates such a
   thought before each action. No model writes text here; the "reflection" is the predicted
@@ -50,6 +51,7 @@ from lemmata.errors import DataSourceError, MissingDependency, UsageError
 
 __all__ = [
     "METHODS",
+    "OUTCOMES",
     "EvalResult",
     "Method",
     "Policy",
@@ -427,6 +429,8 @@ def train_policy(
     total = cfg.updates if updates is None else updates
     if total < 1:
         raise UsageError(f"updates must be 1 or more, not {total}")
+    if method == "sr":
+        _avoided(cfg)  # an unknown class name fails here, before any training
     rng = random.Random(seed)
     torch.manual_seed(seed)
     texts = [t for s in steps for t in _texts(s)]

@@ -75,19 +75,29 @@ def pearson_sql(table: str, x: str, y: str, where: Sequence[str] = ()) -> str:
     )
 
 
-def _month(date_col: str) -> str:
-    return f"(CAST(strftime('%Y', {date_col}) AS INTEGER) * 12 + CAST(strftime('%m', {date_col}) AS INTEGER))"
+def _period(date_col: str, period: str = "month") -> str:
+    year = f"CAST(strftime('%Y', {date_col}) AS INTEGER)"
+    month = f"CAST(strftime('%m', {date_col}) AS INTEGER)"
+    if period == "year":
+        return f"({year})"
+    if period == "quarter":
+        return f"({year} * 4 + ({month} - 1) / 3)"
+    if period in ("day", "week"):
+        size = 7 if period == "week" else 1
+        return f"(CAST(julianday({date_col}) + 0.5 AS INTEGER) / {size})"
+    return f"({year} * 12 + {month})"
 
 
 def monthly_slope_sql(
-    table: str, expr: str | None, date_col: str, where: Sequence[str] = ()
+    table: str, expr: str | None, date_col: str, where: Sequence[str] = (), period: str = "month"
 ) -> str:
-    """Least-squares slope, per month, of the monthly mean of ``expr`` (of the monthly row count
-    when ``expr`` is None)."""
+    """Least-squares slope, per period (a month unless ``period`` says ``day``, ``week``,
+    ``quarter`` or ``year``), of the period's mean of ``expr`` (of its row count when ``expr``
+    is None). ``date_col`` is anything SQLite's date functions read (ISO text, a Julian day)."""
     agg = "COUNT(*)" if expr is None else f"AVG({expr})"
     return (
-        f"WITH m AS (SELECT {_month(date_col)} AS t, 1.0 * {agg} AS y FROM {quote_ident(table)}"
-        f"{_where([*where, f'date({date_col}) IS NOT NULL'])} GROUP BY t), "
+        f"WITH m AS (SELECT {_period(date_col, period)} AS t, 1.0 * {agg} AS y FROM "
+        f"{quote_ident(table)}{_where([*where, f'date({date_col}) IS NOT NULL'])} GROUP BY t), "
         "a AS (SELECT AVG(t) AS mt, AVG(y) AS my FROM m) "
         "SELECT SUM((t - mt) * (y - my)) / SUM((t - mt) * (t - mt)) FROM m, a"
     )

@@ -19,6 +19,7 @@ correlation        \\|Pearson r\\| >= 0.25, p < 1e-6, n >= 30; not when, with ea
 trend              monthly means fit a line (p < 1e-4, R^2 >= 0.3) at least as well as the best
                    step
 change             the best step leaves <= 0.8 of a line's squared error, Welch p < 1e-8
+                   before/after (1e-6 for a series, one row per period)
                    before/after, a shift of >= 0.25 standard deviations
 outlier            rows (at most 5) with \\|robust z\\| >= 5.5 (on the log scale for skewed
                    positive columns); for an entity, its mean \\|robust z\\| >= 3 among entities
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lemmata.agents.research import evidence as ev
+from lemmata.agents.research import timeseries as ts
 from lemmata.agents.research.profile import ColumnProfile, Link, Survey, sample_rows
 from lemmata.agents.research.types import Hypothesis, Insight
 from lemmata.environments.database import Database, quote_ident
@@ -104,7 +106,7 @@ class _Table:
             if p.role == "numeric":
                 self.num[c] = np.array([_to_float(v) for v in self.raw[c]], dtype=float)
             elif p.role == "date":
-                self.days[c] = np.array([_to_day(v) for v in self.raw[c]], dtype=float)
+                self.days[c] = np.array([p.day(v) for v in self.raw[c]], dtype=float)
 
 
 def _to_float(v: Any) -> float:
@@ -113,17 +115,6 @@ def _to_float(v: Any) -> float:
     try:
         return float(v)
     except (TypeError, ValueError):
-        return math.nan
-
-
-def _to_day(v: Any) -> float:
-    from datetime import date
-
-    if not isinstance(v, str) or len(v) < 10:
-        return math.nan
-    try:
-        return float(date.fromisoformat(v[:10]).toordinal())
-    except ValueError:
         return math.nan
 
 
@@ -226,7 +217,8 @@ class Explorer:
                 for b in nums[i + 1 :]:
                     add("correlation", [a, b])
             for d in dates:
-                add("trend", ["", d])
+                if not (t.series and d == t.time):  # a series has one row per period
+                    add("trend", ["", d])
         for link in self.survey.links:
             parent = self.survey.tables[link.parent]
             child = self.survey.tables[link.child]
@@ -517,12 +509,24 @@ class Explorer:
         if not (abs(r) >= 0.25 and p < 1e-6):
             return Outcome(observation=f"{h.table}.{a} ~ {b}: r = {r:.2f}")
         for date_col, days in t.days.items():
-            within = _within_month_r(x, y, days)
+            # A daily or weekly series has many rows a month: its months take time out. A
+            # monthly or coarser one has one row a period: its changes from one to the next.
+            series = (
+                t.profile.series
+                and date_col == t.profile.time
+                and t.profile.period not in ("day", "week")
+            )
+            if series:
+                keep = ok & np.isfinite(days)
+                within = ts.differenced_r(days[keep], x[keep], y[keep])
+            else:
+                within = _within_month_r(x, y, days)
             if within is not None and abs(within) < 0.5 * abs(r) and abs(within) < 0.25:
                 return Outcome(
                     observation=(
-                        f"{h.table}.{a} ~ {b}: r = {r:.2f}, but {within:.2f} within months of "
-                        f"{date_col}: both follow time, not each other"
+                        f"{h.table}.{a} ~ {b}: r = {r:.2f}, but {within:.2f} "
+                        f"{'in changes from period to period' if series else 'within months'} "
+                        f"of {date_col}: both follow time, not each other"
                     )
                 )
         sql = ev.pearson_sql(
@@ -550,57 +554,74 @@ class Explorer:
         )
         return Outcome(insights=[ins] if ins else [])
 
-    def _monthly(self, table: str, num: str, date_col: str) -> tuple[Any, Any, Any, Any] | None:
+    def _period(self, table: str, date_col: str) -> str:
+        """The period values are grouped by: a series' own step (months for a long daily
+        series), else months."""
+        p = self.survey.tables[table]
+        if p.series and date_col == p.time and p.period in ts.PERIODS:
+            if p.period in ("day", "week") and p.rows > 400:
+                return "month"
+            return p.period
+        return "month"
+
+    def _monthly(
+        self, table: str, num: str, date_col: str
+    ) -> tuple[Any, Any, Any, Any, str] | None:
+        """Each period's mean of ``num`` (row count when empty): (periods, means, each row's
+        period, each row's value, the period's name)."""
         import numpy as np
 
         t = self.table(table)
+        period = self._period(table, date_col)
+        series = period != "month" or self.survey.tables[table].series
         days = t.days[date_col]
         x = t.num[num] if num else np.ones_like(days)
         ok = np.isfinite(days) & np.isfinite(x)
         days, x = days[ok], x[ok]
-        if len(x) < 30:
+        if len(x) < (8 if series else 30):
             return None
-        months = np.array([_month_of(d) for d in days])
-        levels = np.unique(months)
+        keys = np.array([ts.period_key(d, period) for d in days])
+        levels = np.unique(keys)
         if num:
-            means = np.array([x[months == m].mean() for m in levels])
-            sizes = np.array([(months == m).sum() for m in levels])
-            keep = sizes >= 5
+            means = np.array([x[keys == m].mean() for m in levels])
+            sizes = np.array([(keys == m).sum() for m in levels])
+            # A series has one row per period; events need a few rows for a mean.
+            keep = sizes >= (1 if series else 5)
         else:
-            means = np.array([float((months == m).sum()) for m in levels])
+            means = np.array([float((keys == m).sum()) for m in levels])
             keep = np.ones(len(levels), dtype=bool)
             keep[[0, -1]] = False  # first and last months are usually partial
-        if keep.sum() < 6:
+        if keep.sum() < (8 if series else 6):
             return None
-        return levels[keep], means[keep], months, x
+        return levels[keep], means[keep], keys, x, period
 
     def _trend_fit(self, table: str, num: str, date_col: str) -> dict[str, Any] | None:
         import numpy as np
-        from scipy import stats
 
         data = self._monthly(table, num, date_col)
         if data is None:
             return None
-        t, y, months, x = data
-        fit = stats.linregress(t, y)
-        lin_sse = float(np.sum((y - (fit.intercept + fit.slope * t)) ** 2))
-        best = None
-        for k in range(3, len(t) - 2):
-            sse = float(np.sum((y[:k] - y[:k].mean()) ** 2) + np.sum((y[k:] - y[k:].mean()) ** 2))
-            if best is None or sse < best[0]:
-                best = (sse, k)
+        t, y, keys, x, period = data
+        fit = ts.trend(t, y, season_of=ts.season_of(t, period))
+        y = fit.values
+        line = np.polyfit(t, y, 1)
+        lin_sse = float(np.sum((y - np.polyval(line, t)) ** 2))
+        best = ts.step(y)
         step_sse, split = best if best is not None else (math.inf, 0)
         return {
-            "slope": float(fit.slope),
-            "p": float(fit.pvalue),
-            "r2": float(fit.rvalue**2),
+            "slope": fit.slope,
+            "p": fit.p,
+            "tau": fit.tau,
+            "r2": fit.r2,
+            "seasonal": fit.seasonal,
+            "period": period,
             "lin_sse": lin_sse,
             "step_sse": step_sse,
             "split_month": int(t[split]) if split else None,
             "months": len(t),
             "first": float(y[:3].mean()),
             "last": float(y[-3:].mean()),
-            "rows": (months, x),
+            "rows": (keys, x),
         }
 
     def _test_trend(self, h: Hypothesis) -> Outcome:
@@ -614,20 +635,29 @@ class Explorer:
             )
         direction = "increase" if fit["slope"] > 0 else "decrease"
         where = [self._col(h.table, num).present()] if num else []
+        period = fit["period"]
         sql = ev.monthly_slope_sql(
-            h.table, self._expr(h.table, num) if num else None, quote_ident(date_col), where
+            h.table,
+            self._expr(h.table, num) if num else None,
+            self._col(h.table, date_col).time_sql(),
+            where,
+            period=period,
         )
         value = self._value(sql)
+        series = self.survey.tables[h.table].series and date_col == self.survey.tables[h.table].time
         what = (
-            f"the monthly mean of {h.table}.{num}"
+            f"{h.table}.{num}"
+            if num and series
+            else f"the {period}ly mean of {h.table}.{num}"
             if num
-            else f"the number of {h.table} rows per month"
+            else f"the number of {h.table} rows per {period}"
         )
+        seasonal = ", with its seasonal pattern taken out" if fit["seasonal"] else ""
         ins = self._insight(
             statement=(
                 f"{what} {direction}s steadily over {date_col}: by {_fmt(value or fit['slope'])} "
-                f"a month, from about {_fmt(fit['first'])} to {_fmt(fit['last'])} over "
-                f"{fit['months']} months (R^2 = {fit['r2']:.2f})"
+                f"a {period}, from about {_fmt(fit['first'])} to {_fmt(fit['last'])} over "
+                f"{fit['months']} {period}s (Mann-Kendall tau = {fit['tau']:.2f}{seasonal})"
             ),
             kind="trend",
             table=h.table,
@@ -636,13 +666,19 @@ class Explorer:
             value=value,
             evidence_sql=sql,
             score=_score(fit["p"]),
-            support={"test": "linear fit of monthly means", "p": fit["p"], "r2": fit["r2"]},
+            support={
+                "test": "Mann-Kendall on period means, Theil-Sen slope",
+                "p": fit["p"],
+                "tau": fit["tau"],
+                "theil_sen_slope": fit["slope"],
+                "r2": fit["r2"],
+                "seasonal": fit["seasonal"],
+                "period": period,
+            },
         )
         return Outcome(insights=[ins] if ins else [])
 
     def _test_change(self, h: Hypothesis) -> Outcome:
-        from datetime import date
-
         from scipy import stats
 
         num, date_col = h.columns
@@ -651,21 +687,28 @@ class Explorer:
             return Outcome(observation=f"{h.table}.{num} over {date_col}: too few months")
         months, x = fit["rows"]
         before, after = x[months < fit["split_month"]], x[months >= fit["split_month"]]
-        if len(before) < 10 or len(after) < 10:
+        if min(len(before), len(after)) < (5 if fit["period"] != "month" else 10):
             return Outcome(observation=f"{h.table}.{num}: change too close to an end")
         _, p = stats.ttest_ind(before, after, equal_var=False)
         p = float(p)
         sd = float(x.std()) or 1e-12
         diff = float(after.mean() - before.mean())
-        if not (p < 1e-8 and abs(diff) >= 0.25 * sd and fit["step_sse"] <= 0.8 * fit["lin_sse"]):
+        # Events give many rows a side; a series has one a period, so it needs less.
+        alpha = (
+            1e-8 if fit["period"] == "month" and not self.survey.tables[h.table].series else 1e-6
+        )
+        if not (p < alpha and abs(diff) >= 0.25 * sd and fit["step_sse"] <= 0.8 * fit["lin_sse"]):
             return Outcome(observation=f"{h.table}.{num} over {date_col}: no step change")
-        year, month = divmod(fit["split_month"] - 1, 12)
-        when = date(year, month + 1, 1).isoformat()
+        when = ts.period_start(fit["split_month"], fit["period"]).isoformat()
         direction = "increase" if diff > 0 else "decrease"
+        time_sql = self._col(h.table, date_col).time_sql()
+        since = (
+            f"{quote_ident(date_col)} >= {ev.literal(when)}"
+            if time_sql == quote_ident(date_col)
+            else f"date({time_sql}) >= {ev.literal(when)}"
+        )
         sql = ev.mean_sql(
-            h.table,
-            self._expr(h.table, num),
-            [f"{quote_ident(date_col)} >= {ev.literal(when)}", self._col(h.table, num).present()],
+            h.table, self._expr(h.table, num), [since, self._col(h.table, num).present()]
         )
         value = self._value(sql)
         ins = self._insight(
@@ -714,7 +757,8 @@ class Explorer:
         ]
         if not flagged or len(flagged) > max(5, int(0.002 * ok.sum())):
             return Outcome(observation=f"{h.table}.{col}: {len(flagged)} extreme rows")
-        key = t.profile.key
+        # A series without a key is told apart by its time column.
+        key = t.profile.key or (t.profile.time if t.profile.series else None)
         insights = []
         median = float(np.median(finite))
         for i in flagged[:3]:

@@ -1,9 +1,24 @@
 """Survey a database: its tables, row counts, keys and links, and what each column holds.
 
 Each column gets a role that decides which hypotheses are worth testing on it: ``key``,
-``foreign_key``, ``numeric``, ``categorical``, ``date``, ``text``, ``constant`` or ``empty``.
-What looks wrong (a column of mixed types, an empty table, a constant column) becomes an
-observation, not an error.
+``foreign_key``, ``numeric``, ``categorical``, ``date``, ``text``, ``constant`` or ``empty``,
+decided from the values (names only break ties) and recorded with its evidence
+(:attr:`ColumnProfile.evidence`):
+
+- ``date``: the values read as one of the time forms of
+  :mod:`~lemmata.agents.research.timeforms` (ISO dates, ``YYYY-MM``, quarters, month names,
+  years, decimal years, Unix epochs, Excel serial days), whatever the declared type and
+  whether or not the column is the primary key;
+- ``key``: unique values in a primary-key or identifier column, or the row numbers that CSV
+  exports add (``1..N`` in row order, or an unnamed first column); never a measure;
+- ``categorical``: few distinct values, including integer codes (a name such as ``*_code`` or
+  ``*_id`` without a parent table) and integers with at most five values;
+- ``text`` (free text, many distinct strings) and ``constant`` are described, not tested.
+
+A table whose time column has one row per period is a time series
+(:attr:`TableProfile.series`, with its :attr:`TableProfile.period`); other tables with a time
+column hold events, which the explorer buckets by month. What looks wrong (a column of mixed
+types, an empty table, a constant column) becomes an observation, not an error.
 """
 
 from __future__ import annotations
@@ -11,20 +26,24 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from typing import Any, Literal
 
+from lemmata.agents.research.timeforms import FORMS, detect_time
 from lemmata.environments.database import Database, quote_ident
 
 __all__ = ["ColumnProfile", "Link", "Survey", "TableProfile", "sample_rows", "survey"]
 
 Role = Literal["key", "foreign_key", "numeric", "categorical", "date", "text", "constant", "empty"]
 
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
 _NUMERIC_TEXT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 # Profiling reads at most this many rows of a table (evenly spaced by rowid); the values that
 # insights report are computed by SQL over all rows.
 SAMPLE_ROWS = 200_000
 MAX_CATEGORIES = 30
+# Names a CSV export gives the row-number column it adds (R's write.csv, pandas' to_csv).
+_ROW_NUMBER_NAMES = {"", "unnamed: 0", "unnamed_0", "rownames", "row.names", "index", "...1"}
+_CODE_NAME = re.compile(r"(^id$|_id$|id$|code$|_no$|_nr$|zip|fips|postal)", re.IGNORECASE)
 
 
 @dataclass
@@ -43,10 +62,22 @@ class ColumnProfile:
     minimum: Any = None
     maximum: Any = None
     refers_to: str | None = None  # "table.column" for a foreign key
+    time_form: str | None = None  # for a date: the form its values are written in
+    evidence: str = ""  # why it has its role
 
     @property
     def mixed(self) -> bool:
         return self.role == "numeric" and self.numeric_share < 0.999
+
+    def time_sql(self, alias: str | None = None) -> str:
+        """For a date: an SQL expression SQLite's date functions read (the column itself when
+        it holds ISO dates, else its Julian day number)."""
+        col = f"{alias}.{quote_ident(self.name)}" if alias else quote_ident(self.name)
+        return FORMS[self.time_form].sql(col) if self.time_form else col
+
+    def day(self, value: Any) -> float:
+        """For a date: ``value`` as an ordinal day (NaN when it does not read as one)."""
+        return FORMS[self.time_form or "iso"].day(value)
 
     def expr(self) -> str:
         """The SQL expression of this column's value (numbers as REAL for a mixed column)."""
@@ -64,7 +95,7 @@ class ColumnProfile:
         if self.role == "numeric":
             return f"typeof({col}) IN ('integer', 'real')"
         if self.role == "date":
-            return f"date({col}) IS NOT NULL"
+            return f"date({self.time_sql(alias)}) IS NOT NULL"
         return f"{col} IS NOT NULL"
 
 
@@ -86,6 +117,9 @@ class TableProfile:
     rows: int
     columns: dict[str, ColumnProfile]
     key: str | None
+    time: str | None = None  # the table's main time column
+    series: bool = False  # one row per period of ``time`` (else events to bucket)
+    period: str | None = None  # a series' step: day, week, month, quarter, year or irregular
 
     def role(self, role: Role) -> list[ColumnProfile]:
         return [c for c in self.columns.values() if c.role == role]
@@ -105,7 +139,8 @@ class Survey:
         lines = []
         for t in self.tables.values():
             cols = ", ".join(f"{c.name} ({c.role})" for c in t.columns.values())
-            lines.append(f"{t.name} ({t.rows} rows): {cols}")
+            kind = f", a {t.period} series over {t.time}" if t.series else ""
+            lines.append(f"{t.name} ({t.rows} rows{kind}): {cols}")
         for link in self.links:
             lines.append(f"{link.child}.{link.column} -> {link.parent}.{link.parent_column}")
         return "\n".join(lines)
@@ -131,6 +166,16 @@ def _as_number(value: Any) -> float | None:
     if isinstance(value, str) and _NUMERIC_TEXT.match(value):
         return float(value)
     return None
+
+
+def _row_numbers(name: str, numbers: list[float], present: int) -> bool:
+    """``1..N`` (or ``0..N-1``) in row order, or unique integers under a row-number name."""
+    if len(numbers) != present or not numbers or not all(x.is_integer() for x in numbers):
+        return False
+    if name.strip().lower() in _ROW_NUMBER_NAMES and len(set(numbers)) == len(numbers):
+        return True
+    start = numbers[0]
+    return start in (0.0, 1.0) and all(x == start + i for i, x in enumerate(numbers))
 
 
 def _profile_column(
@@ -159,48 +204,95 @@ def _profile_column(
     )
     lowered = name.lower()
     looks_like_id = lowered == "id" or lowered.endswith("_id") or lowered.endswith("id")
+    integral = bool(numbers) and all(float(x).is_integer() for x in numbers)
+
+    def decide(role: Role, evidence: str) -> tuple[ColumnProfile, list[str]]:
+        profile.role = role
+        profile.evidence = evidence
+        return profile, notes
+
     if not present:
-        profile.role = "empty"
         notes.append(f"{table}.{name} has no values")
-        return profile, notes
+        return decide("empty", "no values")
     if distinct == 1:
-        profile.role = "constant"
         notes.append(f"{table}.{name} holds one value only ({top[0][0]!r})")
-        return profile, notes
+        return decide("constant", f"one value only ({top[0][0]!r})")
+    row_numbers = _row_numbers(name, numbers, len(present))
+    if not row_numbers and not (looks_like_id and share >= 0.9):
+        form = detect_time(present, name=name)
+        if form is not None:
+            days = [d for d in (form.day(v) for v in present) if math.isfinite(d)]
+            profile.time_form = form.name
+            profile.minimum = date.fromordinal(int(min(days))).isoformat()
+            profile.maximum = date.fromordinal(int(max(days))).isoformat()
+            unread = len(present) - len(days)
+            if unread:
+                notes.append(
+                    f"{table}.{name}: {unread} of {len(present)} values do not read as "
+                    f"{form.name} dates; they are left out of its time statistics"
+                )
+            return decide(
+                "date",
+                f"{len(days)} of {len(present)} values read as {form.name} "
+                f"({profile.minimum} to {profile.maximum})",
+            )
+    if row_numbers:
+        return decide("key", "row numbers (unique integers in row order): not a measure")
     if (primary or looks_like_id) and distinct == len(present) and share in (0.0, 1.0):
-        profile.role = "key"
-        return profile, notes
+        return decide("key", "primary key" if primary else "unique values in an identifier")
     if share >= 0.9:
         profile.mean = sum(numbers) / len(numbers)
         var = sum((x - profile.mean) ** 2 for x in numbers) / max(1, len(numbers) - 1)
         profile.std = math.sqrt(var)
         profile.minimum, profile.maximum = min(numbers), max(numbers)
-        integral = all(float(x).is_integer() for x in numbers)
         if looks_like_id and integral:
-            profile.role = "foreign_key"  # confirmed or undone once links are known
-        elif distinct <= 5 and integral or distinct <= 2:
-            profile.role = "categorical"
-        else:
-            profile.role = "numeric"
-            if share < 0.999:
-                bad = [v for v in present if _as_number(v) is None]
-                notes.append(
-                    f"{table}.{name} mixes types: {len(bad)} of {len(present)} values are not "
-                    f"numbers (e.g. {bad[0]!r}); they are left out of its statistics"
-                )
-        return profile, notes
-    texts = [v for v in present if isinstance(v, str)]
-    if texts and sum(1 for v in texts if _ISO_DATE.match(v)) >= 0.9 * len(present):
-        profile.role = "date"
-        dates = sorted(v[:10] for v in texts if _ISO_DATE.match(v))
-        profile.minimum, profile.maximum = dates[0], dates[-1]
-        return profile, notes
+            # Confirmed or undone once links are known.
+            return decide("foreign_key", "integer identifier")
+        if integral and _CODE_NAME.search(name):
+            role: Role = "categorical" if distinct <= MAX_CATEGORIES else "text"
+            return decide(role, f"integer codes ({distinct} labels): not a measure")
+        if distinct <= 5 and integral or distinct <= 2:
+            return decide(
+                "categorical", f"{'integers' if integral else 'numbers'} with {distinct} values"
+            )
+        if share < 0.999:
+            bad = [v for v in present if _as_number(v) is None]
+            notes.append(
+                f"{table}.{name} mixes types: {len(bad)} of {len(present)} values are not "
+                f"numbers (e.g. {bad[0]!r}); they are left out of its statistics"
+            )
+        return decide("numeric", f"{share:.0%} numbers, {distinct} distinct values")
     if looks_like_id and distinct > MAX_CATEGORIES:
-        profile.role = "foreign_key"
-        return profile, notes
+        return decide("foreign_key", "identifier")
     if distinct <= MAX_CATEGORIES and distinct <= max(2, 0.5 * len(present)):
-        profile.role = "categorical"
-    return profile, notes
+        return decide("categorical", f"{distinct} distinct values")
+    return decide("text", f"free text ({distinct} distinct values): described, not tested")
+
+
+_PERIODS = (
+    ("day", 0.5, 1.5),
+    ("week", 6, 8),
+    ("month", 27, 32),
+    ("quarter", 85, 95),
+    ("year", 360, 370),
+)
+
+
+def _series(profile: ColumnProfile, values: list[Any], rows: int) -> tuple[bool, str | None]:
+    """Whether a time column holds one row per period (unique values in a regular step; gaps
+    allowed), and the period's name."""
+    days = sorted({d for d in (profile.day(v) for v in values) if math.isfinite(d)})
+    if len(days) < 6 or len(days) < 0.95 * rows:
+        return False, None
+    steps = [b - a for a, b in zip(days, days[1:], strict=False)]
+    step = sorted(steps)[len(steps) // 2]
+    for name, low, high in _PERIODS:
+        if low <= step <= high and sum(low <= s <= high for s in steps) >= 0.7 * len(steps):
+            return True, name
+    # Every few years (a census, a survey every five years): a series counted in years.
+    if step > 370 and sum(abs(s - step) <= 0.1 * step for s in steps) >= 0.7 * len(steps):
+        return True, "year"
+    return False, None
 
 
 def survey(db: Database) -> Survey:
@@ -222,7 +314,16 @@ def survey(db: Database) -> Survey:
             profiles[col.name] = profile
             observations.extend(notes)
         key = next((c.name for c in profiles.values() if c.role == "key"), None)
-        tables[name] = TableProfile(name=name, rows=rows, columns=profiles, key=key)
+        table = TableProfile(name=name, rows=rows, columns=profiles, key=key)
+        names = list(profiles)
+        for c in (c for c in profiles.values() if c.role == "date"):
+            series, period = _series(c, [r[names.index(c.name)] for r in data], len(data))
+            if table.time is None or series and not table.series:
+                table.time, table.series, table.period = c.name, series, period
+        if table.series:
+            c = profiles[table.time or ""]
+            c.evidence += f"; one row per {table.period}: {name} is a time series"
+        tables[name] = table
     links = _links(db, tables)
     linked = {(link.child, link.column) for link in links}
     for t in tables.values():
@@ -231,6 +332,7 @@ def survey(db: Database) -> Survey:
                 c.role = "key" if c.distinct == t.rows - c.nulls else "categorical"
                 if c.role == "categorical" and c.distinct > MAX_CATEGORIES:
                     c.role = "text"
+                c.evidence += f"; no table it refers to, so {c.role}"
     return Survey(tables=tables, links=links, observations=observations)
 
 
@@ -247,6 +349,7 @@ def _links(db: Database, tables: dict[str, TableProfile]) -> list[Link]:
                 links.append(Link(t.name, fk.column, fk.ref_table, fk.ref_column, True))
                 seen.add((t.name, fk.column))
                 t.columns[fk.column].role = "foreign_key"
+                t.columns[fk.column].evidence = f"declared foreign key to {fk.ref_table}"
                 t.columns[fk.column].refers_to = f"{fk.ref_table}.{fk.ref_column}"
     keys = {p.key: p.name for p in tables.values() if p.key is not None}
     for t in tables.values():
@@ -266,5 +369,6 @@ def _links(db: Database, tables: dict[str, TableProfile]) -> list[Link]:
             if orphans is not None and orphans <= 0.01 * max(1, t.rows):
                 links.append(Link(t.name, c.name, parent, c.name, False))
                 c.role = "foreign_key"
+                c.evidence = f"its values are {parent}'s keys"
                 c.refers_to = f"{parent}.{c.name}"
     return links

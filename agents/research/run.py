@@ -143,6 +143,16 @@ def research(
         "evidence_database": str(db.path),
         "entity": entity,
         "tables": {t.name: t.rows for t in survey.tables.values()},
+        # Each column's role and the evidence for it; which tables are time series.
+        "columns": {
+            t.name: {c.name: f"{c.role}: {c.evidence}" for c in t.columns.values()}
+            for t in survey.tables.values()
+        },
+        "time_series": {
+            t.name: f"one row per {t.period} of {t.time}"
+            for t in survey.tables.values()
+            if t.series
+        },
         "links": [
             f"{lk.child}.{lk.column} -> {lk.parent}.{lk.parent_column}" for lk in survey.links
         ],

@@ -69,6 +69,52 @@ def test_memory_is_recalled_per_user_across_threads_and_the_exchange_recorded(ma
     assert episodes.count(SISTER.removeprefix("Remember that ")) == 1  # and not twice
 
 
+def _slow_structuring(monkeypatch, seconds: float) -> threading.Event:
+    """Make the offline extractor take ``seconds``; the event is set when one has begun."""
+    from lemmata.memory.extract import OfflineExtractor
+
+    begun = threading.Event()
+    extract = OfflineExtractor.extract
+
+    def slow(self, segment):
+        begun.set()
+        time.sleep(seconds)
+        return extract(self, segment)
+
+    monkeypatch.setattr(OfflineExtractor, "extract", slow)
+    return begun
+
+
+def test_a_fact_told_in_one_turn_is_recalled_in_the_next_while_still_being_structured(
+    make, monkeypatch
+) -> None:
+    agent = make(user="erin")
+    begun = _slow_structuring(monkeypatch, 0.6)
+    told = agent.run("My cat Miso is three years old.", thread="e1")
+    # the turn is durable at once; it is structured in the background, after the answer
+    assert "My cat Miso is three years old." in [e.content for e in agent._memory().episodes()]
+    assert begun.wait(5) and agent._memory().pending() > 0
+    asked = agent.run("How old is my cat Miso?", thread="e2")
+    assert asked.memory and "three" in asked.memory[0]["text"], (told.answer, asked.memory)
+    assert asked.route["operation"] == "memory_recall" and "three" in asked.answer
+    assert asked.memory[0]["similarity"] == pytest.approx(
+        float(
+            agent.embedder.embed([asked.memory[0]["text"]])[0]
+            @ agent.embedder.embed(["How old is my cat Miso?"])[0]
+        ),
+        abs=1e-3,
+    )
+
+
+def test_close_finishes_structuring_what_the_turns_recorded(make, monkeypatch) -> None:
+    agent = make(user="fay")
+    _slow_structuring(monkeypatch, 0.3)
+    agent.run("My brother Tom plays the cello.")
+    agent.close()
+    assert agent._memory().pending() == 0
+    assert any("cello" in f.statement for f in agent._memory().facts())
+
+
 def test_a_task_no_operation_serves_is_declined_plainly(make) -> None:
     result = make().run("Write a haiku about autumn leaves")
     assert result.status == "declined"

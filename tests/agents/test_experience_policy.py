@@ -12,16 +12,18 @@ pytest.importorskip("textworld_express")
 
 from lemmata.agents.experience.policy import (  # noqa: E402
     METHODS,
+    OUTCOMES,
     Policy,
     PolicyConfig,
     evaluate,
+    outcome_class,
     train_policy,
 )
-from lemmata.agents.experience.records import ExpertStep  # noqa: E402
+from lemmata.agents.experience.records import ExpertStep, Outcome  # noqa: E402
 from lemmata.agents.experience.rollouts import roll_out  # noqa: E402
 from lemmata.environments.text import Task  # noqa: E402
 from lemmata.environments.textworld_express import TextWorldExpress  # noqa: E402
-from lemmata.errors import DataSourceError  # noqa: E402
+from lemmata.errors import DataSourceError, UsageError  # noqa: E402
 
 SMALL = PolicyConfig(dim=32, hidden=64, updates=150)
 
@@ -138,3 +140,43 @@ def test_training_is_deterministic_for_a_seed(steps: list[ExpertStep]) -> None:
     other = train_policy(steps, "iwm", seed=8, config=config).scores(*args)
     assert first == again
     assert first != other
+
+
+def test_subsampled_negatives_keep_the_expert_and_the_tried_actions(
+    steps: list[ExpertStep],
+) -> None:
+    from lemmata.agents.experience.policy import _candidates, _Encoder, _examples, _texts
+
+    enc = _Encoder.build([t for s in steps for t in _texts(s)], 2)
+    rng = random.Random(0)
+    for example in _examples(steps, enc):
+        kept = _candidates(example, 5, rng)
+        tried = [i for i, c in enumerate(example.classes) if c >= 0]
+        assert example.target in kept and set(tried) <= set(kept)
+        assert len(kept) <= max(6, len(tried))
+        assert len(set(kept)) == len(kept) and kept == sorted(kept)
+        assert _candidates(example, 0, rng) == list(range(len(example.actions)))
+    policy = train_policy(
+        steps, "sr", seed=0, config=PolicyConfig(dim=16, hidden=32, updates=30, negatives=5)
+    )
+    probe = steps[0]
+    assert probe.admissible
+    assert (
+        policy.act(probe.instruction, probe.observation, probe.history, probe.admissible)
+        in probe.admissible
+    )
+
+
+def test_outcome_classes_tell_new_from_stale_and_bad() -> None:
+    seen = {"you", "are", "in", "the", "kitchen"}
+    assert OUTCOMES[outcome_class(Outcome("You are in the kitchen."), 0.0, seen)] == "stale"
+    assert OUTCOMES[outcome_class(Outcome("You are in the pantry."), 0.0, seen)] == "new"
+    assert OUTCOMES[outcome_class(Outcome("You take it.", score=0.5), 0.0, seen)] == "progress"
+    assert OUTCOMES[outcome_class(Outcome("Unknown action", invalid=True), 0.0, seen)] == "invalid"
+    assert OUTCOMES[outcome_class(Outcome("You burn it.", failure=True), 0.0, seen)] == "failure"
+    assert OUTCOMES[outcome_class(Outcome("You drop it.", score=0.2), 0.5, seen)] == "failure"
+
+
+def test_an_unknown_outcome_class_to_avoid_is_refused(steps: list[ExpertStep]) -> None:
+    with pytest.raises(UsageError, match="sr_avoid"):
+        train_policy(steps, "sr", seed=0, config=PolicyConfig(updates=5, sr_avoid="boring"))
