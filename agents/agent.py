@@ -32,6 +32,7 @@ front; budgets (model calls, tool calls, seconds) are enforced per run and repor
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 import threading
 import time
@@ -45,6 +46,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
+from lemmata import tracing
 from lemmata.agents._turn import Consolidator, TurnVectors
 from lemmata.agents.memory import _text
 from lemmata.errors import LemmataError, UsageError
@@ -166,6 +168,7 @@ class Agent:
         from lemmata.settings import Settings
 
         self.settings = settings or Settings.load()
+        tracing.configure_from(self.settings)
         self.model = model
         self.scope = Scope(user=user, agent=name, session=None)
         try:
@@ -250,12 +253,12 @@ class Agent:
 
     def _build(self) -> CompiledStateGraph[Any, Any, Any, Any]:
         graph = StateGraph(AgentState)
-        graph.add_node("recall", self._recall)
-        graph.add_node("plan", self._plan)
-        graph.add_node("approve", self._approve)
-        graph.add_node("act", self._act)
-        graph.add_node("answer", self._answer)
-        graph.add_node("record", self._record)
+        graph.add_node("recall", self._step("recall", self._recall))
+        graph.add_node("plan", self._step("plan", self._plan))
+        graph.add_node("approve", self._step("approve", self._approve))
+        graph.add_node("act", self._step("act", self._act))
+        graph.add_node("answer", self._step("answer", self._answer))
+        graph.add_node("record", self._step("record", self._record))
         graph.add_edge(START, "recall")
         graph.add_edge("recall", "plan")
         graph.add_conditional_edges(
@@ -270,6 +273,36 @@ class Agent:
         graph.add_edge("answer", "record")
         graph.add_edge("record", END)
         return graph.compile(checkpointer=self._saver)
+
+    def _step(self, name: str, node: Any) -> Any:
+        """The node inside an ``agent.step NAME`` span (a no-op while tracing is off); a pause
+        for approval is the step's outcome, not its failure."""
+        from langgraph.errors import GraphInterrupt
+
+        @functools.wraps(node)  # LangGraph reads the signature (a ``config`` parameter)
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            paused: GraphInterrupt | None = None
+            out: Any = None
+            attributes = {"lemmata.step": name, "lemmata.agent": self.scope.agent}
+            with tracing.span(f"agent.step {name}", attributes) as span:
+                try:
+                    out = node(*args, **kwargs)
+                except GraphInterrupt as exc:
+                    span.set("lemmata.status", "needs_approval")
+                    paused = exc
+                else:
+                    if isinstance(out, dict):
+                        span.set("lemmata.status", out.get("status"))
+                        if name == "plan":
+                            span.set("lemmata.calls", len(out.get("plan") or []))
+                            route = out.get("route") or {}
+                            span.set("lemmata.route.operation", route.get("operation"))
+                            span.set("lemmata.route.confidence", route.get("confidence"))
+            if paused is not None:
+                raise paused
+            return out
+
+        return traced
 
     def _task(self, state: AgentState) -> str:
         human = next((m for m in reversed(state.get("messages") or []) if m.type == "human"), None)
@@ -453,7 +486,11 @@ class Agent:
                     ok=False,
                     status="denied",
                     reason=f"{call['tool']} was not approved",
-                    hint="approve it, or allow it up front (Agent(allow=[...]))",
+                    hint=(
+                        "approve it when asked, or allow it up front: "
+                        f"Agent(allow=[{call['tool']!r}]) in Python, "
+                        f"':allow {call['tool']}' in lemmata shell"
+                    ),
                 )
             elif over:
                 env = Envelope[Any](
@@ -519,7 +556,13 @@ class Agent:
         thread = str(((config or {}).get("configurable") or {}).get("thread_id", "default"))
         results = state.get("results") or []
         episodes: list[dict[str, Any]] = []
-        if not any(r["operation"] == "memory_remember" and r["ok"] for r in results):
+        operations = {r["operation"] for r in results}
+        # The task's words become an episode unless memory already took them (remember) or
+        # they ask memory to drop something (forget: approved or denied, the request is not a
+        # fact about the world, and keeping it would store what the user wanted gone).
+        if not any(r["operation"] == "memory_remember" and r["ok"] for r in results) and (
+            "memory_forget" not in operations
+        ):
             episodes.append({"content": task, "speaker": self.scope.user, "session": thread})
         for r in results:
             if r["operation"].startswith("memory_"):

@@ -90,6 +90,9 @@ class SentenceTransformerEmbedder:
     """A sentence-transformers model on the CPU, loaded on first use.
 
     ``threads`` caps torch's intra-op threads (set once per process, when the model loads).
+    Shared between threads (the agent's background structuring and its next turn), calls to
+    the model take turns: two forward passes at once on the capped threads would only contend
+    for the same cores.
     """
 
     def __init__(
@@ -109,6 +112,7 @@ class SentenceTransformerEmbedder:
         self._model: Any = None
         self._dim: int | None = None
         self._lock = threading.Lock()
+        self._encoding = threading.Lock()
 
     @classmethod
     def minilm(cls, *, threads: int = 2, batch_size: int = 64) -> SentenceTransformerEmbedder:
@@ -154,13 +158,14 @@ class SentenceTransformerEmbedder:
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
-        vectors = model.encode(
-            items,
-            batch_size=self.batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
+        with self._encoding:
+            vectors = model.encode(
+                items,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
         return _normalise(vectors)
 
 

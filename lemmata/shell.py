@@ -92,6 +92,7 @@ class Shell:
         self._ask = ask
         self.thread = thread or new_thread_id()
         self._agent: Agent | None = None
+        self.allow: set[str] | bool = set()  # destructive operations that run without asking
         self.running = True
         self.commands: dict[str, ShellCommand] = {}
         for command in self._builtins():
@@ -122,7 +123,7 @@ class Shell:
             if self._agent is not None:
                 self._agent.close()
                 self._agent = None
-            self._agent = Agent(model=model, settings=self.settings)
+            self._agent = Agent(model=model, settings=self.settings, allow=self.allow)
         return self._agent
 
     def close(self) -> None:
@@ -177,6 +178,15 @@ class Shell:
                 "start a new thread (the others stay: :threads, :resume)",
                 self._new_cmd,
                 aliases=(":reset",),
+            ),
+            ShellCommand(
+                ":allow",
+                "let destructive operations run without asking (no argument: show which do)",
+                self._allow_cmd,
+                usage=":allow [OPERATION ... | all | none]",
+                complete=lambda p: [
+                    n for n in (*self._destructive(), "all", "none") if n.startswith(p)
+                ],
             ),
             ShellCommand(
                 ":quit",
@@ -252,6 +262,36 @@ class Shell:
             return
         label = " (scripted, token counts estimated)" if model.is_scripted else ""
         self.console.print(f"{model.name}: {model.usage.summary()}{label}")
+
+    def _destructive(self) -> list[str]:
+        from lemmata.operations import load_registry
+
+        return sorted(op.qualified_name for op in load_registry() if op.destructive)
+
+    def _allow_cmd(self, _ctx: Any, args: str) -> None:
+        words = args.replace(",", " ").split()
+        destructive = self._destructive()
+        if words == ["all"]:
+            self.allow = True
+        elif words == ["none"]:
+            self.allow = set()
+        elif words:
+            unknown = [w for w in words if w not in destructive]
+            if unknown:
+                raise LemmataError(
+                    f"not a destructive operation: {', '.join(unknown)}; "
+                    f"choose from {', '.join(destructive)}, or 'all' or 'none'"
+                )
+            self.allow = (self.allow if isinstance(self.allow, set) else set()) | set(words)
+        if self._agent is not None:
+            self._agent.allow = self.allow
+        if self.allow is True:
+            shown = "all destructive operations run without asking"
+        elif self.allow:
+            shown = f"run without asking: {', '.join(sorted(self.allow))}"
+        else:
+            shown = f"every destructive operation asks first ({', '.join(destructive)})"
+        self.console.print(shown)
 
     def _new_cmd(self, _ctx: Any, _args: str) -> None:
         self.thread = new_thread_id()

@@ -12,7 +12,6 @@ Needs the ``ray`` extra: ``pip install 'lemmata[ray]'``.
 from __future__ import annotations
 
 import contextlib
-import os
 from typing import TYPE_CHECKING, Any
 
 from lemmata.deps import require_extra
@@ -101,18 +100,13 @@ class RayCluster:
             for k, v in self.settings.items()
         }
         self.timeout_s = timeout_s
-        self._started_here = False
 
     def __enter__(self) -> RayCluster:
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         import ray
 
-        if not ray.is_initialized():
-            if self.address == "local":
-                ray.init(include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
-            else:
-                ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
-            self._started_here = True
+        from lemmata.ray_session import RaySession
+
+        self._session = RaySession(self.address).open()
         self._actor_cls = ray.remote(num_cpus=1)(_ProverActor)
         return self
 
@@ -121,7 +115,4 @@ class RayCluster:
         return RayWorker(actor, self.backend)
 
     def __exit__(self, *exc: object) -> None:
-        import ray
-
-        if self._started_here:
-            ray.shutdown()
+        self._session.close()

@@ -49,7 +49,7 @@ PACKAGES = [
     "lemmata.agents.experience",
     "lemmata.agents.experience.records",
     "lemmata.agents.experience.rollouts",
-    "lemmata.agents.experience.collect",
+    "lemmata.agents.experience.collection",
     "lemmata.agents.experience.data",
     "lemmata.agents.experience.reflect",
     "lemmata.agents.experience.llm",

@@ -282,6 +282,24 @@ def test_a_destructive_operation_asks_first_and_no_leaves_memory_alone(settings)
     assert "Porto" not in out.getvalue()
 
 
+def test_allow_lets_a_named_destructive_operation_run_without_asking(settings) -> None:
+    questions: list[str] = []
+    shell, out = make_shell(settings, commands=[], ask=lambda q: questions.append(q) or "n")
+    shell.handle("Remember that my sister Ana lives in Porto.")
+    shell.handle("Forget what I said about my sister.")
+    assert "':allow memory_forget' in lemmata shell" in out.getvalue()  # the denial says how
+    shell.handle(":allow memory_fetch")  # a typo is refused and changes nothing
+    assert "not a destructive operation: memory_fetch" in out.getvalue()
+    assert "memory_forget" in out.getvalue().rsplit("choose from", 1)[1]
+    shell.handle(":allow memory_forget")
+    assert "run without asking: memory_forget" in out.getvalue()
+    shell.close()  # the agent made again on the next line keeps what was allowed
+    shell.handle("Forget what I said about my sister.")
+    assert len(questions) == 1 and "Forgot " in out.getvalue()
+    shell.handle(":allow none")
+    assert "every destructive operation asks first" in out.getvalue()
+
+
 def test_approval_is_read_from_piped_input(run_cli) -> None:
     script = (
         "Remember that my sister Ana lives in Porto.\n"

@@ -131,3 +131,42 @@ def test_the_settings_switch_it_on(monkeypatch, tmp_path: Path) -> None:
         assert tracing.enabled() and not tracing.content_enabled()
     finally:
         tracing.configure(False)
+
+
+def test_every_agent_step_is_a_span_with_its_operation_nested(
+    spans, settings, coqtop_path, tmp_path: Path
+) -> None:
+    from lemmata.agents.agent import Agent
+
+    tracing.configure(True, provider=_provider(spans))
+    with Agent(settings=settings, checkpoint=tmp_path / "threads.sqlite") as agent:
+        result = agent.run("Prove in Coq: forall n : nat, n + 0 = n", thread="t1")
+    assert result.status == "answered", result.answer
+    finished = spans.get_finished_spans()
+    steps = [s.name for s in finished if s.name.startswith("agent.step")]
+    assert steps == [f"agent.step {n}" for n in ("recall", "plan", "approve", "act", "answer")] + [
+        "agent.step record"
+    ]
+    by_name = {s.name: s for s in finished}
+    plan, act = by_name["agent.step plan"], by_name["agent.step act"]
+    assert plan.attributes["lemmata.route.operation"] == "provers_prove"
+    operation = by_name["operation provers_prove"]
+    assert operation.parent is not None and operation.parent.span_id == act.context.span_id
+    assert by_name["agent.step answer"].attributes["lemmata.status"] == "answered"
+    every_value = json.dumps([dict(s.attributes) for s in finished])
+    assert "n + 0 = n" not in every_value  # the task's text stays out without trace_content
+
+
+def test_a_pause_for_approval_is_not_a_failed_step(spans, settings, tmp_path: Path) -> None:
+    from opentelemetry.trace import StatusCode
+
+    from lemmata.agents.agent import Agent
+
+    tracing.configure(True, provider=_provider(spans))
+    with Agent(settings=settings, checkpoint=tmp_path / "threads.sqlite") as agent:
+        agent.run("Remember that my sister Ana lives in Porto.", thread="m1")
+        paused = agent.run("Forget what you know about Ana.", thread="m2")
+    assert paused.status == "needs_approval", paused.answer
+    approve = [s for s in spans.get_finished_spans() if s.name == "agent.step approve"][-1]
+    assert approve.attributes["lemmata.status"] == "needs_approval"
+    assert approve.status.status_code != StatusCode.ERROR

@@ -17,7 +17,7 @@ With a model (litellm), :class:`ModelPolicy` acts, :func:`propose_alternatives` 
 alternatives where the environment does not enumerate its actions, and :func:`export_sft`
 has the model write the reflections. :func:`check_reflections` flags leaks in any reflection
 file. The modules: :mod:`~lemmata.agents.experience.rollouts` (one task's rollout),
-:mod:`~lemmata.agents.experience.collect` (the checkpointed graph over many),
+:mod:`~lemmata.agents.experience.collection` (the checkpointed graph over many),
 :mod:`~lemmata.agents.experience.data` and :mod:`~lemmata.agents.experience.reflect` (the
 training files), :mod:`~lemmata.agents.experience.policy` (the local torch policy) and
 :mod:`~lemmata.agents.experience.llm` (the model path).
@@ -53,7 +53,7 @@ __all__ = [
 _WHERE = {
     "METHODS": "policy",
     "Branch": "records",
-    "CollectResult": "collect",
+    "CollectResult": "collection",
     "EvalResult": "policy",
     "ExpertStep": "records",
     "ExportResult": "data",
@@ -61,7 +61,7 @@ _WHERE = {
     "Outcome": "records",
     "Policy": "policy",
     "check_reflections": "reflect",
-    "collect": "collect",
+    "collect": "collection",
     "evaluate": "policy",
     "export_sft": "data",
     "propose_alternatives": "llm",

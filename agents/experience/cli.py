@@ -108,7 +108,7 @@ def _collect(
     """Roll out expert trajectories with K alternatives per state, then write the data files."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from lemmata.agents.experience.collect import CollectProgress, collect
+    from lemmata.agents.experience.collection import CollectProgress, collect
 
     model = _model(ctx, offline)
     propose = None

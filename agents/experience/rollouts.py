@@ -1,7 +1,7 @@
 """Rollouts: walk a task's expert trajectory and, at each state, try K alternatives of the
 agent's own from a snapshot of that state, recording where each led.
 
-This is the environment-facing core of collection; :mod:`lemmata.agents.experience.collect`
+This is the environment-facing core of collection; :mod:`lemmata.agents.experience.collection`
 runs it over many tasks (checkpointed, in parallel) and writes the files.
 
 Alternatives come from the admissible actions when the environment enumerates them (a seeded

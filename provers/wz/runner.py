@@ -11,6 +11,7 @@ import json
 import multiprocessing
 import os
 import re
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -71,6 +72,12 @@ class _InlineProver:
         return prove_identity(ident, max_order=self.max_order, timeout_s=self.timeout_s)
 
 
+def _default_signals() -> None:
+    # A handler the parent inherited from a library (Ray's turns SIGTERM into sys.exit) must not
+    # run in the worker: stopping it after a time-out has to end it at once.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _prove_in_worker(ident: WZIdentity, max_order: int, timeout_s: float) -> WZResult:
     return prove_identity(ident, max_order=max_order, timeout_s=timeout_s)
 
@@ -84,7 +91,9 @@ class _IsolatedProver(_InlineProver):
 
     def _worker(self) -> Any:
         if self._pool is None:
-            self._pool = multiprocessing.get_context("fork").Pool(processes=1)
+            self._pool = multiprocessing.get_context("fork").Pool(
+                processes=1, initializer=_default_signals
+            )
         return self._pool
 
     def prove(self, ident: WZIdentity) -> WZResult:

@@ -136,6 +136,11 @@ def test_destructive_operations_wait_for_approval(make) -> None:
     done = agent.approve("f1", approved=True)
     assert done.status == "answered" and done.results[0].payload["items"]
     assert not any("Porto" in f.statement for f in agent._memory().facts())
+    agent._consolidator.wait()
+    memory = agent._memory()
+    memory.consolidate()
+    # neither the denied nor the approved request became something remembered
+    assert not any("sister" in f.statement for f in memory.facts())
     with pytest.raises(Exception, match="not waiting for an approval"):
         agent.approve("f1")
     allowed = make(user="carol", allow=["memory_forget"])

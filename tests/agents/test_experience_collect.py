@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("textworld_express")
 
-from lemmata.agents.experience.collect import CollectProgress, collect
+from lemmata.agents.experience.collection import CollectProgress, collect
 from lemmata.agents.experience.data import read_rollouts
 from lemmata.agents.experience.rollouts import canonical_action, choose_alternatives, roll_out
 from lemmata.environments.text import open_environment
@@ -176,3 +176,15 @@ def test_ray_actors_collect_the_same_records_as_threads(tmp_path: Path) -> None:
     assert (tmp_path / "t" / "rollouts.jsonl").read_text() == (
         tmp_path / "r" / "rollouts.jsonl"
     ).read_text()
+
+
+def test_the_package_function_survives_an_import_of_its_module() -> None:
+    # `ee.collect(...)` is the SDK's entry point; importing the module that defines it (as the
+    # CLI and these tests do) must not replace the function with the module.
+    import importlib
+
+    from lemmata.agents import experience as ee
+
+    importlib.import_module("lemmata.agents.experience.collection")
+    assert callable(ee.collect)
+    assert ee.collect is collect

@@ -168,13 +168,10 @@ class _RayRunner:
         require_extra("ray", "ray")
         import ray
 
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        if not ray.is_initialized():
-            if address == "local":
-                ray.init(include_dashboard=False, num_cpus=max(1, workers), log_to_driver=False)
-            else:
-                ray.init(address=address, include_dashboard=False, log_to_driver=False)
-        self._started = address == "local"
+        from lemmata.ray_session import RaySession
+
+        extra = {"num_cpus": max(1, workers)} if address == "local" else {}
+        self._session = RaySession(address, **extra).open()
         actor: Any = ray.remote(num_cpus=1)(_RolloutActor)
         self._actors: list[Any] = [actor.remote(env, options) for _ in range(max(1, workers))]
 
@@ -206,8 +203,7 @@ class _RayRunner:
         for a in self._actors:
             with contextlib.suppress(Exception):
                 ray.get(a.close.remote(), timeout=30)
-        if self._started:
-            ray.shutdown()
+        self._session.close()
 
 
 # -- the run ------------------------------------------------------------------------------------
