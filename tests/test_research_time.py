@@ -1,6 +1,7 @@
 """Column roles and time-aware statistics on data shaped as others shape it: time keys in every
 common form, series with one row per period, row-number and code columns, seasons, level
-shifts, and series that only share time."""
+shifts, series that only share time, events dated only to the year, two-level columns and a
+few named parents."""
 
 from __future__ import annotations
 
@@ -253,3 +254,60 @@ def test_bad_dates_one_row_tables_and_empty_columns_are_observations(tmp_path: P
     assert any("readings.note has no values" in o for o in report.observations)
     assert report.stats["columns"]["readings"]["note"].startswith("empty")
     assert any(i.kind == "trend" and i.columns == ["level", "taken"] for i in report.insights)
+
+
+def test_events_dated_only_to_the_year_are_grouped_by_year(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    rows = [
+        (f"{year}-01-01", 20 + 0.8 * (year - 2000) + rng.normal(0, 2))
+        for year in range(2000, 2012)
+        for _ in range(30)
+    ]
+    path = _write(tmp_path / "y.sqlite", "cars", {"model_year": "TEXT", "mpg": "REAL"}, rows)
+    (trend,) = [i for i in _insights(path) if i.kind == "trend" and "mpg" in i.columns]
+    assert trend.support["period"] == "year"
+    assert "a year" in trend.statement and "12 years" in trend.statement
+    assert trend.direction == "increase" and _reproduces(path, trend)
+    assert trend.value is not None and 0.6 < trend.value < 1.0
+
+
+def test_a_two_level_column_tells_the_higher_level(tmp_path: Path) -> None:
+    # One level higher is the other lower; which is told must not follow the hash order.
+    rng = np.random.default_rng(6)
+    rows = [(i, "a" if i % 2 else "b", (0 if i % 2 else 5) + rng.normal(0, 2)) for i in range(200)]
+    path = _write(
+        tmp_path / "g.sqlite",
+        "t",
+        {"id": "INTEGER PRIMARY KEY", "grade": "TEXT", "score": "REAL"},
+        rows,
+    )
+    (diff,) = [i for i in _insights(path) if i.kind == "group_difference"]
+    assert (diff.entities, diff.direction) == (["grade=b"], "higher")
+
+
+def test_of_a_few_named_parents_the_one_that_differs_most_is_told(tmp_path: Path) -> None:
+    # Eleven firms by name: "big" invests far more but varies a lot, "steady" a little more
+    # with hardly any spread (the larger t); the largest difference is the one to report.
+    rng = np.random.default_rng(7)
+    names = ["big", "steady", *(f"firm {k}" for k in range(9))]
+    path = _write(
+        tmp_path / "f.sqlite",
+        "firms",
+        {"firm_id": "INTEGER PRIMARY KEY", "firm": "TEXT"},
+        list(enumerate(names, 1)),
+    )
+    mean_sd = {"big": (600.0, 200.0), "steady": (300.0, 5.0)}
+    rows = [
+        (fid, year, float(rng.normal(*mean_sd.get(name, (100.0, 40.0)))))
+        for fid, name in enumerate(names, 1)
+        for year in range(1935, 1955)
+    ]
+    _write(
+        tmp_path / "f.sqlite",
+        "investment",
+        {"firm_id": "INTEGER REFERENCES firms(firm_id)", "year": "INTEGER", "invest": "REAL"},
+        rows,
+    )
+    found = [i for i in _insights(path) if i.kind == "relationship" and "firm" in i.columns]
+    assert [(i.entities, i.direction) for i in found] == [(["firm=big"], "higher")]
+    assert _reproduces(path, found[0])

@@ -34,7 +34,13 @@ from typing import Any
 
 from lemmata.agents.research import evidence as ev
 from lemmata.agents.research import timeseries as ts
-from lemmata.agents.research.profile import ColumnProfile, Link, Survey, sample_rows
+from lemmata.agents.research.profile import (
+    MAX_CATEGORIES,
+    ColumnProfile,
+    Link,
+    Survey,
+    sample_rows,
+)
 from lemmata.agents.research.types import Hypothesis, Insight
 from lemmata.environments.database import Database, quote_ident
 
@@ -238,6 +244,23 @@ class Explorer:
                             note=note,
                         )
                     )
+            # A few parents, each named (eleven firms): does one's child rows differ from the
+            # rest? (With many parents, the per-entity outlier test below asks this.)
+            labels = [
+                c.name
+                for c in parent.role("text")
+                if parent.rows <= MAX_CATEGORIES and c.distinct == parent.rows - c.nulls
+            ]
+            for label in labels:
+                for cn in child.role("numeric"):
+                    out.append(
+                        Hypothesis(
+                            kind="relationship",
+                            table=link.child,
+                            columns=[cn.name, label],
+                            note=note,
+                        )
+                    )
             for cn in child.role("numeric"):
                 out.append(
                     Hypothesis(
@@ -371,17 +394,22 @@ class Explorer:
         return Outcome(insights=[ins] if ins else [])
 
     def _best_level(
-        self, x: Any, groups: list[Any]
+        self, x: Any, groups: list[Any], alpha: float = 1e-6
     ) -> tuple[Any, float, float, float, float] | None:
-        """The level whose mean differs most from the rest: (level, mean, rest mean, d, p)."""
+        """The level whose mean differs most from the rest: (level, mean, rest mean, d, p).
+
+        Of the levels whose difference is significant (Welch p < ``alpha``), the one with the
+        largest effect (the heaviest species, the biggest firm), not the one measured most
+        precisely; else the one with the largest t."""
         import numpy as np
         from scipy import stats
 
         g = np.array([None if v == "" else v for v in groups], dtype=object)
         ok = np.isfinite(x) & np.array([v is not None for v in g])
         x, g = x[ok], g[ok]
-        best = None
-        for level in set(g.tolist()):
+        found = []
+        # Sorted, so that the choice does not follow the hash order of the levels.
+        for level in sorted(set(g.tolist()), key=str):
             inside = g == level
             a, b = x[inside], x[~inside]
             if len(a) < _MIN_GROUP or len(b) < _MIN_GROUP:
@@ -389,11 +417,19 @@ class Explorer:
             t, p = stats.ttest_ind(a, b, equal_var=False)
             pooled = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2) or 1e-12
             d = (a.mean() - b.mean()) / pooled
-            if best is None or abs(t) > abs(best[0]):
-                best = (float(t), level, float(a.mean()), float(b.mean()), float(d), float(p))
-        if best is None:
+            found.append((level, float(a.mean()), float(b.mean()), float(d), float(p), float(t)))
+        if not found:
             return None
-        _, level, ma, mb, d, p = best
+        significant = [f for f in found if f[4] < alpha]
+        size = 3 if significant else 5  # |d|, else |t|
+        pool = significant or found
+        top = max(abs(f[size]) for f in pool)
+        # Of two levels that differ equally (the two of a binary column: one higher is the
+        # other lower), the higher one is told.
+        level, ma, mb, d, p, _ = max(
+            (f for f in pool if math.isclose(abs(f[size]), top, rel_tol=1e-9)),
+            key=lambda f: f[3],
+        )
         return level, ma, mb, d, p
 
     def _test_group_difference(self, h: Hypothesis) -> Outcome:
@@ -557,11 +593,22 @@ class Explorer:
     def _period(self, table: str, date_col: str) -> str:
         """The period values are grouped by: a series' own step (months for a long daily
         series), else months."""
+        import numpy as np
+
         p = self.survey.tables[table]
         if p.series and date_col == p.time and p.period in ts.PERIODS:
             if p.period in ("day", "week") and p.rows > 400:
                 return "month"
             return p.period
+        # Events dated only to the year (or quarter) are grouped by it, not by month.
+        days = self.table(table).days.get(date_col)
+        starts: Any = np.unique(days[np.isfinite(days)]) if days is not None else []
+        for coarse in ("year", "quarter"):
+            if len(starts) and all(
+                ts.period_start(ts.period_key(d, coarse), coarse).toordinal() == int(d)
+                for d in starts
+            ):
+                return coarse
         return "month"
 
     def _monthly(

@@ -255,8 +255,9 @@ DATASETS: dict[str, RealDataset] = {
                     "macro",
                     ["realcons", "realgdp"],
                     "positive",
-                    f"{_MACRO}; Greene, Econometric Analysis, which fits the consumption "
-                    "function to these data: consumption rises with income",
+                    f"{_MACRO}; the consumption function of Greene, Econometric Analysis, "
+                    "fitted to the same quarterly US series (his Table F5.2): consumption rises "
+                    "with income",
                 ),
             ),
         ),
@@ -506,7 +507,8 @@ DATASETS: dict[str, RealDataset] = {
                     "employment",
                     ["nonfarm", "month"],
                     "decrease",
-                    f"{_BLS}: payrolls fell by 8.7 million jobs from the end of 2007",
+                    f"{_BLS}: payroll employment fell by about 8.7 million jobs from its peak "
+                    "in early 2008 and took years to recover",
                 ),
                 (
                     "change",
@@ -527,7 +529,8 @@ DATASETS: dict[str, RealDataset] = {
                     "employment",
                     ["education_and_health_services", "month"],
                     "increase",
-                    f"{_BLS}: health care added jobs throughout the recession",
+                    f"{_BLS}: health care (in education and health services) added jobs "
+                    "throughout the recession",
                 ),
             ),
         ),
