@@ -1,8 +1,9 @@
 """What :class:`~lemmata.agents.agent.Agent` keeps between the nodes of a turn and after it.
 
 - :class:`TurnVectors`: the task is embedded once per turn, in the recall node; the vector
-  serves the memory's dense channel there and the router's similarities in the plan node (the
-  router asks its embedder, which this wraps, for the same text).
+  serves the memory's dense channel there, the router's similarities in the plan node (the
+  router asks its embedder, which this wraps, for the same text), and the turn's operations
+  and record wherever they embed the task's own words; it is let go when the turn ends.
 - :class:`Consolidator`: structures recorded turns (episodes into facts and procedures) in one
   background thread, so that the answer does not wait for it. The episodes themselves are
   written before the turn ends (one SQLite transaction), so a process that dies before the
@@ -15,9 +16,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -46,11 +47,30 @@ class TurnVectors:
     2
     """
 
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.name = inner.name
+    def __init__(self, inner: Embedder | Callable[[], Embedder]) -> None:
+        # ``inner`` may be a function that loads the embedder on first use (the agent
+        # installs this wrapper before anything has loaded a model)
+        self._inner: Embedder | None = None
+        self._load: Callable[[], Embedder] | None = None
+        if hasattr(type(inner), "embed"):  # an embedder (not isinstance: that reads .dim)
+            self._inner = cast("Embedder", inner)
+        else:
+            self._load = cast("Callable[[], Embedder]", inner)
         self._known: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
+
+    @property
+    def inner(self) -> Embedder:
+        if self._inner is None:
+            with self._lock:
+                if self._inner is None:
+                    assert self._load is not None
+                    self._inner = self._load()
+        return self._inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
 
     @property
     def dim(self) -> int:
@@ -71,9 +91,11 @@ class TurnVectors:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
             known = self._known
-        if texts and all(t in known for t in texts):
-            return np.stack([known[t] for t in texts])
-        return self.inner.embed(texts)
+        if not texts or not any(t in known for t in texts):
+            return self.inner.embed(texts)
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        computed = dict(zip(missing, self.inner.embed(missing), strict=True)) if missing else {}
+        return np.stack([known[t] if t in known else computed[t] for t in texts])
 
 
 class Consolidator:

@@ -147,6 +147,10 @@ class Agent:
     ``allow``: destructive operations that run without asking (their names, or True for all).
     ``checkpoint``: the threads' SQLite file (default ``data_dir/agent/threads.sqlite``).
     ``capabilities`` restricts the operations (e.g. ``["memory", "provers"]``).
+    ``checkpoint_every``: ``"turn"`` (default) writes a thread's checkpoint when a turn ends,
+    pauses for approval, fails or is cancelled, so a process killed mid-turn loses that turn
+    alone (about 9 ms a turn faster); ``"step"`` writes one after every step before the next
+    starts, for turns whose operations run long.
     """
 
     def __init__(
@@ -163,6 +167,7 @@ class Agent:
         checkpoint: str | Path | None = None,
         embedder: Embedder | None = None,
         record: bool = True,
+        checkpoint_every: Literal["turn", "step"] = "turn",
     ) -> None:
         from lemmata.operations import load_registry
         from lemmata.settings import Settings
@@ -180,16 +185,19 @@ class Agent:
         self.budget = budget or Budget()
         self.allow: set[str] | bool = allow if isinstance(allow, bool) else set(allow)
         self.record = record
-        self._embedder = embedder
+        if checkpoint_every not in ("turn", "step"):
+            raise UsageError(f"checkpoint_every must be 'turn' or 'step', not {checkpoint_every!r}")
+        self.checkpoint_every = checkpoint_every
         self._router: Router | None = None
-        self._vectors: TurnVectors | None = None
         self._consolidator = Consolidator()
         self._recorded: Memory | None = None  # what this turn recorded into, to structure
         self._last_thread = ""
         self._run_cancel = threading.Event()  # one per run: Ctrl-C tells its operations
         self.context = OperationContext(settings=self.settings, model=model, scope=self.scope)
-        if embedder is not None:
-            self.context.resources[("embedder",)] = embedder
+        # The embedder every part of a turn shares (the recall, the router, the operations'
+        # memory and the record): it hands the task's vector to all of them, computed once.
+        self._vectors = TurnVectors(embedder if embedder is not None else self._load_embedder)
+        self.context.resources[("embedder",)] = self._vectors
         path = (
             Path(checkpoint) if checkpoint else self.settings.data_dir / "agent" / "threads.sqlite"
         )
@@ -210,19 +218,19 @@ class Agent:
 
     # -- plumbing --------------------------------------------------------------------------
 
+    def _load_embedder(self) -> Embedder:
+        from lemmata.embeddings import get_embedder
+
+        return get_embedder(self.settings)
+
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            from lemmata.memory.operations import shared_embedder
-
-            self._embedder = shared_embedder(self.context)
-        return self._embedder
+        """The embedding model (loaded on first use)."""
+        return self._vectors.inner
 
     @property
     def vectors(self) -> TurnVectors:
         """The embedder as the turn sees it: the task's vector computed once, in recall."""
-        if self._vectors is None:
-            self._vectors = TurnVectors(self.embedder)
         return self._vectors
 
     @property
@@ -360,13 +368,9 @@ class Agent:
         return None
 
     def _plan(self, state: AgentState) -> dict[str, Any]:
-        try:
-            if self.model is None:
-                return self._plan_offline(state)
-            return self._plan_model(state)
-        finally:
-            if self._vectors is not None:
-                self._vectors.end()
+        if self.model is None:
+            return self._plan_offline(state)
+        return self._plan_model(state)
 
     def _plan_offline(self, state: AgentState) -> dict[str, Any]:
         route = self.router.route(self._task(state), evidence=state.get("evidence"))
@@ -548,6 +552,12 @@ class Agent:
         return env.text()
 
     def _record(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+        try:
+            return self._record_turn(state, config)
+        finally:
+            self._vectors.end()  # the turn is over: its text's vector is let go
+
+    def _record_turn(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         if not self.record:
             return {}
         task = self._task(state)
@@ -651,7 +661,11 @@ class Agent:
             previous = signal.signal(signal.SIGINT, on_sigint)
         try:
             parts: Iterator[Any] = self.graph.stream(
-                payload, config, stream_mode=["updates", "custom"], subgraphs=True
+                payload,
+                config,
+                stream_mode=["updates", "custom"],
+                subgraphs=True,
+                durability="exit" if self.checkpoint_every == "turn" else "sync",
             )
             for namespace, mode, chunk in parts:
                 if mode == "custom":

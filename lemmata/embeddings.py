@@ -47,7 +47,8 @@ __all__ = [
 class Embedder(Protocol):
     """Turns texts into L2-normalised ``float32`` vectors of ``dim`` columns."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     @property
     def dim(self) -> int: ...

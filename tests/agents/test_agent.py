@@ -4,6 +4,7 @@ threads, streaming, approval, budgets and Ctrl-C."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -196,7 +197,10 @@ class SlowOut(BaseModel):
 
 
 def _slow_args(text: str) -> dict | None:
-    return {"seconds": 30.0} if text.startswith("sleep") else None
+    if not text.startswith("sleep"):
+        return None
+    said = re.search(r"(\d+(?:\.\d+)?) seconds", text)
+    return {"seconds": float(said.group(1)) if said else 30.0}
 
 
 @operation("demo", time_limit_s=60, examples=("sleep for a while",), extract=_slow_args)
@@ -276,3 +280,57 @@ def test_with_a_model_a_reply_without_tools_is_the_answer(make) -> None:
     assert result.status == "answered"
     assert result.answer == "[scripted] Hello! I prove, remember, see and research."
     assert result.results == [] and result.usage["model_calls"] == 1
+
+
+_KILLED_MID_TURN = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from test_agent import nap
+from lemmata.agents.agent import Agent
+from lemmata.operations import Registry
+from lemmata.settings import Settings
+
+settings = Settings.load(config_file=None, data_dir=Path({data!r}))
+agent = Agent(settings=settings, registry=Registry([nap]), checkpoint={db!r},
+              checkpoint_every={every!r}, record=False)
+agent.run("sleep for 0 seconds", thread="k1")
+Path({marker!r}).write_text("turn 1 done")
+agent.run("sleep please", thread="k1")  # killed during the nap
+"""
+
+
+@pytest.mark.parametrize("every", ["turn", "step"])
+def test_a_process_killed_mid_turn_keeps_the_finished_turns(
+    every: str, settings, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    db, marker = tmp_path / "threads.sqlite", tmp_path / "marker"
+    script = _KILLED_MID_TURN.format(
+        tests=str(Path(__file__).parent),
+        data=str(settings.data_dir),
+        db=str(db),
+        every=every,
+        marker=str(marker),
+    )
+    child = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marker.exists(), "the first turn did not finish"
+        time.sleep(3.0)  # well into the second turn's 30 s nap
+        child.kill()  # as a crash or an OOM kill would: no handler runs
+    finally:
+        child.kill()
+        child.wait(30)
+    with Agent(settings=settings, registry=Registry([nap]), checkpoint=db) as agent:
+        said = [m["content"] for m in agent.history("k1") if m["role"] == "user"]
+        assert said[0] == "sleep for 0 seconds"  # the finished turn is there either way
+        if every == "step":
+            assert said[1:] == ["sleep please"]  # the killed turn, up to its last step
+        else:
+            assert said[1:] == []  # the killed turn is gone, whole: no half-written turn
+        assert agent.run("sleep for 0 seconds", thread="k1").status == "answered"
