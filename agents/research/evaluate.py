@@ -136,11 +136,21 @@ def evaluate_generated(
     model: ChatModel | None = None,
     judge_model: ChatModel | None = None,
     on_task: Callable[[TaskResult], None] | None = None,
+    style: str = "original",
 ) -> SuiteResult:
     """Generate one database per seed, run the whole-database task (and the entity task),
     score both; with ``null_databases``, also count what a run reports on the same database
-    with nothing planted."""
-    from lemmata.agents.research.synthetic import generate
+    with nothing planted.
+
+    ``style`` picks the generator: ``original`` (:mod:`~lemmata.agents.research.synthetic`)
+    or ``shapes`` (:mod:`~lemmata.agents.research.synthetic2`: text time keys, a time series
+    table, a wide table, integer codes, NULLs, mixed units)."""
+    if style == "original":
+        from lemmata.agents.research.synthetic import generate
+    elif style == "shapes":
+        from lemmata.agents.research.synthetic2 import generate
+    else:
+        raise ValueError(f"unknown generator style {style!r}: original or shapes")
 
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)

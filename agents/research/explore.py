@@ -16,14 +16,24 @@ relationship       the same test across a link (child values grouped by a parent
                    the number of child rows per parent)
 correlation        \\|Pearson r\\| >= 0.25, p < 1e-6, n >= 30; not when, with each month's
                    mean taken out, \\|r\\| falls below 0.25 and half of itself (both follow time)
-trend              monthly means fit a line (p < 1e-4, R^2 >= 0.3) at least as well as the best
+trend              monthly means fit a line (p < alpha, R^2 >= 0.3) at least as well as the best
                    step
-change             the best step leaves <= 0.8 of a line's squared error, Welch p < 1e-8
-                   before/after (1e-6 for a series, one row per period)
-                   before/after, a shift of >= 0.25 standard deviations
+change             the best step leaves <= 0.8 of a line's squared error, Welch p < alpha / s
+                   before/after (s: the split points the step was chosen from), a shift of
+                   >= 0.25 standard deviations
 outlier            rows (at most 5) with \\|robust z\\| >= 5.5 (on the log scale for skewed
                    positive columns); for an entity, its mean \\|robust z\\| >= 3 among entities
 =================  ==========================================================================
+
+For trends and changes, ``alpha`` is 0.05 over the number of hypotheses of that kind the
+database offers (Bonferroni: at most a 5% chance of one false finding of the kind in a
+database of noise), so a database with a few short series is held to the bar its hypotheses
+need rather than a fixed one (which missed clear trends over a dozen quarters). Without counted
+hypotheses (a test run on its own) the fixed bars hold: 1e-4 for trends, 1e-8 for changes in
+monthly means of events and 1e-6 for a series. Correlations, group differences and
+relationships keep their fixed bars: the same bar for correlations added a false finding on
+null databases (the rows of one parent are not independent either, and a looser bar reported
+noise across links).
 """
 
 from __future__ import annotations
@@ -58,6 +68,8 @@ _PRIOR = {
     "other": 0.3,
 }
 _MIN_GROUP = 15
+# The family-wise error rate of :meth:`Explorer._alpha`'s Bonferroni bars.
+_FAMILY_RATE = 0.05
 
 
 @dataclass
@@ -162,6 +174,8 @@ class Explorer:
         self.survey = survey
         self.entity = parse_entity(entity) if entity else None
         self._tables: dict[str, _Table] = {}
+        # How many hypotheses of each kind the database offers (set by :meth:`initial`).
+        self._family: dict[str, int] = {}
 
     # -- data --------------------------------------------------------------------------------
 
@@ -269,7 +283,17 @@ class Explorer:
                 )
         for h in out:
             h.priority = _PRIOR[h.kind] + (0.4 if h.entities else 0.0)
+            if not h.entities:
+                self._family[h.kind] = self._family.get(h.kind, 0) + 1
         return out
+
+    def _alpha(self, kind: str, fixed: float) -> float:
+        """The p-value bar for a kind: Bonferroni at a family-wise rate of ``_FAMILY_RATE``
+        over the database's hypotheses of that kind (a database with few of them needs less
+        than a fixed bar, which misses clear effects in short series); ``fixed`` when the
+        hypotheses were not counted."""
+        m = self._family.get(kind, 0)
+        return _FAMILY_RATE / m if m else fixed
 
     def _entity_hypotheses(self, column: str, value: str) -> list[Hypothesis]:
         out = []
@@ -676,7 +700,8 @@ class Explorer:
         fit = self._trend_fit(h.table, num, date_col)
         if fit is None:
             return Outcome(observation=f"{h.table}.{num or 'rows'} over {date_col}: too few months")
-        if not (fit["p"] < 1e-4 and fit["r2"] >= 0.3 and fit["lin_sse"] <= fit["step_sse"]):
+        alpha = self._alpha("trend", 1e-4)
+        if not (fit["p"] < alpha and fit["r2"] >= 0.3 and fit["lin_sse"] <= fit["step_sse"]):
             return Outcome(
                 observation=f"{h.table}.{num or 'rows'} over {date_col}: no steady trend (R^2={fit['r2']:.2f})"
             )
@@ -740,10 +765,14 @@ class Explorer:
         p = float(p)
         sd = float(x.std()) or 1e-12
         diff = float(after.mean() - before.mean())
-        # Events give many rows a side; a series has one a period, so it needs less.
-        alpha = (
+        # Events give many rows a side; a series has one a period, so it needs less. Counted
+        # hypotheses set the bar instead: Bonferroni over them and over the split points the
+        # step fit chose from (the best of them is no single test).
+        fixed = (
             1e-8 if fit["period"] == "month" and not self.survey.tables[h.table].series else 1e-6
         )
+        splits = max(1, fit["months"] - 5)
+        alpha = self._alpha("change", fixed * splits) / splits
         if not (p < alpha and abs(diff) >= 0.25 * sd and fit["step_sse"] <= 0.8 * fit["lin_sse"]):
             return Outcome(observation=f"{h.table}.{num} over {date_col}: no step change")
         when = ts.period_start(fit["split_month"], fit["period"]).isoformat()
@@ -988,7 +1017,7 @@ class Explorer:
             sql = ev.entity_slope_sql(
                 h.table,
                 self._expr(h.table, num),
-                quote_ident(date_col),
+                self._col(h.table, date_col).time_sql(),
                 [*where, self._col(h.table, num).present()],
             )
             v = self._value(sql)

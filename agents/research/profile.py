@@ -12,7 +12,9 @@ decided from the values (names only break ties) and recorded with its evidence
 - ``key``: unique values in a primary-key or identifier column, or the row numbers that CSV
   exports add (``1..N`` in row order, or an unnamed first column); never a measure;
 - ``categorical``: few distinct values, including integer codes (a name such as ``*_code`` or
-  ``*_id`` without a parent table) and integers with at most five values;
+  ``*_id`` without a parent table, or codes whose labels a lookup table holds: a table of at
+  most 30 rows with a key and text only, the link to which is kept) and integers with at most
+  five values;
 - ``text`` (free text, many distinct strings) and ``constant`` are described, not tested.
 
 A table whose time column has one row per period is a time series
@@ -326,6 +328,14 @@ def survey(db: Database) -> Survey:
         tables[name] = table
     links = _links(db, tables)
     linked = {(link.child, link.column) for link in links}
+    for link in links:
+        labels = _lookup_labels(tables[link.parent], link.parent_column)
+        if labels:
+            # Integer codes whose labels a small table holds (department 3 = "oncology"):
+            # a category of the rows that carry them, besides the link to their labels.
+            c = tables[link.child].columns[link.column]
+            c.role = "categorical"
+            c.evidence += f"; codes labelled by {link.parent}.{labels[0]}, so categorical"
     for t in tables.values():
         for c in t.columns.values():
             if c.role == "foreign_key" and (t.name, c.name) not in linked:
@@ -334,6 +344,17 @@ def survey(db: Database) -> Survey:
                     c.role = "text"
                 c.evidence += f"; no table it refers to, so {c.role}"
     return Survey(tables=tables, links=links, observations=observations)
+
+
+def _lookup_labels(parent: TableProfile, key: str) -> list[str]:
+    """The label columns of a lookup table (a few rows: a key and text, no measures), else
+    none."""
+    if parent.rows > MAX_CATEGORIES or parent.rows < 2:
+        return []
+    others = [c for c in parent.columns.values() if c.name != key]
+    if not others or any(c.role not in ("text", "categorical", "constant") for c in others):
+        return []
+    return [c.name for c in others if c.role in ("text", "categorical")]
 
 
 def _links(db: Database, tables: dict[str, TableProfile]) -> list[Link]:
