@@ -149,6 +149,8 @@ def _ingest(
                     "superseded": report.superseded,
                     "duplicates": report.duplicates,
                     "extractor": report.extractor,
+                    "failed_episodes": report.failed_episodes,
+                    "errors": report.errors,
                 }
             out["namespaces"].append(entry)
             out["path"] = str(mem.path)
@@ -161,6 +163,12 @@ def _ingest(
             f": {entry['facts']} facts, {entry['procedures']} procedures "
             f"({entry['superseded']} superseded, {entry['duplicates']} duplicates; "
             f"{entry['extractor']})"
+            + (
+                f"; {entry['failed_episodes']} episodes left pending, their structuring failed "
+                f"({'; '.join(entry['errors'])}): they are retried later"
+                if entry["failed_episodes"]
+                else ""
+            )
             if structure
             else " (not structured yet)"
         )

@@ -17,8 +17,11 @@ can be rebuilt with :meth:`Memory.reindex`.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
-from lemmata.errors import UsageError
+from lemmata.errors import LemmataError, UsageError
 from lemmata.memory.consolidate import RelationVerdict, parse_claim, relate_by_rules
 from lemmata.memory.extract import (
     DraftFact,
@@ -72,6 +75,8 @@ __all__ = ["ConsolidationReport", "ForgetReport", "Memory", "Reasoning"]
 
 Progress = Callable[[int, int], None]
 
+_clock = time.time  # when a failed segment is due again is measured on this clock
+
 
 def _record_error(what: str, index: int, exc: ValidationError) -> UsageError:
     return UsageError(f"{what} {index}: {describe_error(exc)}; nothing was stored")
@@ -79,10 +84,22 @@ def _record_error(what: str, index: int, exc: ValidationError) -> UsageError:
 
 @dataclass
 class ConsolidationReport:
-    """What one :meth:`Memory.consolidate` did."""
+    """What one :meth:`Memory.consolidate` did.
+
+    ``episodes`` and ``segments`` count what was structured. A segment (a session's pending
+    episodes) whose extraction raised a :class:`~lemmata.errors.LemmataError` (a reply that
+    never parsed, a model that did not answer) stays pending and counts in ``failed``
+    (``failed_episodes`` its episodes, ``errors`` one ``"session: [code] message"`` each); it is
+    retried after a backoff (:attr:`Memory.retry_delays_s`), and until then it counts in
+    ``deferred``.
+    """
 
     episodes: int = 0
     segments: int = 0
+    failed: int = 0
+    failed_episodes: int = 0
+    deferred: int = 0
+    errors: list[str] = field(default_factory=list)
     facts_added: int = 0
     procedures_added: int = 0
     duplicates: int = 0
@@ -141,6 +158,28 @@ class _Shared:
         with self.lock:
             return self._consolidating.setdefault(space, threading.Lock())
 
+    @contextmanager
+    def consolidating(self, space: tuple[str, str]) -> Iterator[None]:
+        """Hold the space's consolidation lock: the thread lock of this process, then an
+        exclusive ``flock`` on ``locks/consolidate-<digest>.lock`` beside the log, which another
+        process opening the same directory waits for as well (the kernel drops it if the
+        holder dies). Where ``fcntl`` is missing (Windows) only the thread lock is held."""
+        with self.consolidation_lock(space):
+            try:
+                import fcntl
+            except ImportError:  # pragma: no cover - not POSIX
+                yield
+                return
+            digest = hashlib.sha256(f"{space[0]}\x1f{space[1]}".encode()).hexdigest()[:32]
+            folder = self.path / "locks"
+            folder.mkdir(exist_ok=True)
+            with open(folder / f"consolidate-{digest}.lock", "a+b") as handle:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
@@ -182,6 +221,10 @@ class Memory:
     :class:`~lemmata.memory.index.VectorIndex`. With ``model`` set, structuring and ambiguous
     pairs use it; without, everything runs offline.
     """
+
+    #: Seconds a segment whose structuring failed waits before it is tried again: after the
+    #: first failure in a row, the second, ...; the last repeats.
+    retry_delays_s: tuple[float, ...] = (30.0, 60.0, 120.0, 300.0, 900.0, 3600.0)
 
     def __init__(
         self,
@@ -226,7 +269,6 @@ class Memory:
         )
         self.retrieval = retrieval or RetrievalConfig()
         self.ambiguous_at = ambiguous_at
-        self._consolidating = _shared.consolidation_lock(self._space)
 
     def __repr__(self) -> str:
         return f"Memory({str(self._shared.path)!r}, namespace={self.namespace})"
@@ -405,20 +447,65 @@ class Memory:
 
     def pending(self) -> int:
         """Episodes stored but not yet structured."""
-        return self.log.counts(self.namespace)["pending_episodes"]
+        return self.log.pending_count(self.namespace)
 
-    def consolidate(self, *, progress: Progress | None = None) -> ConsolidationReport:
-        """Structure every pending episode of the namespace, a session at a time."""
+    def _due(self) -> bool:
+        """Whether :meth:`consolidate` has work now: one indexed query (a segment backing off
+        after a failure of this memory's extractor is not due)."""
+        return self.log.has_due(self.namespace, _clock(), self.extractor.name)
+
+    def consolidate(
+        self, *, progress: Progress | None = None, retry_failed: bool = False
+    ) -> ConsolidationReport:
+        """Structure every pending episode of the namespace, a session at a time.
+
+        A session whose extraction fails (the model's reply never parsed, the model did not
+        answer) stays pending and is counted in the report's ``failed``; it is tried again once
+        its backoff (:attr:`retry_delays_s`) has passed, or now with ``retry_failed`` (or by
+        another extractor). The other sessions are structured all the same.
+        """
         report = ConsolidationReport(extractor=self.extractor.name)
-        with self._consolidating:
+        with self._shared.consolidating(self._space):
             rows = self.log.episodes(self.namespace, pending=True)
+            backing_off = self.log.retries(self.namespace) if rows else {}
+            now = _clock()
             by_session: dict[str, list[sqlite3.Row]] = {}
             for r in rows:
                 by_session.setdefault(r["session"], []).append(r)
             done = 0
             for session, seg_rows in by_session.items():
+                waiting = backing_off.get(session)
+                if (
+                    waiting is not None
+                    and waiting["extractor"] == self.extractor.name
+                    and waiting["retry_at"] > now
+                    and not retry_failed
+                ):
+                    report.deferred += 1
+                    done += len(seg_rows)
+                    if progress:
+                        progress(done, len(rows))
+                    continue
                 segment = [_stored(r) for r in seg_rows]
-                extraction = self.extractor.extract(segment)
+                try:
+                    extraction = self.extractor.extract(segment)
+                except LemmataError as exc:
+                    error = f"[{exc.code}] {exc}"
+                    self.log.record_failure(
+                        self.namespace,
+                        session,
+                        self.extractor.name,
+                        error,
+                        _clock(),
+                        self.retry_delays_s,
+                    )
+                    report.failed += 1
+                    report.failed_episodes += len(segment)
+                    report.errors.append(f"{session}: {error}")
+                    done += len(segment)
+                    if progress:
+                        progress(done, len(rows))
+                    continue
                 report.rejected += extraction.rejected
                 report.model_calls += extraction.calls
                 self._commit(
@@ -721,7 +808,7 @@ class Memory:
                 f"the query vector has shape {np.shape(vector)}; this memory's embedder "
                 f"gives ({self.embedder.dim},)"
             )
-        if fresh and self.pending():
+        if fresh and self._due():
             self.consolidate()
         self.sync_index()
         return retrieve(
@@ -918,7 +1005,7 @@ class BackgroundConsolidator:
 
     def _once(self) -> None:
         try:
-            if self.memory.pending():
+            if self.memory._due():
                 self.reports.append(self.memory.consolidate())
         except BaseException as exc:  # kept for the owner to see; the thread goes on
             self.errors.append(exc)

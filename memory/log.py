@@ -7,9 +7,11 @@ when the namespace has one) in its ``WHERE`` clause; no method takes an id alone
 Tables: ``episodes``; ``items`` (facts and procedures); ``item_sources`` (item -> episode, the
 provenance edges); ``item_context`` (the episodes whose words an item is also searched by);
 ``item_terms`` (tags and entities); ``subgoals``; ``items_fts`` (FTS5 with the
-Porter stemmer, BM25-ranked); ``audit``; ``meta``; ``documents``. ``items.indexed`` says
-whether the vector index has the item, so an index that fell behind (a crash between the two
-writes) is caught up on the next open.
+Porter stemmer, BM25-ranked); ``audit``; ``meta``; ``documents``; ``segment_retries`` (a
+session whose pending episodes an extractor failed on: which, how often in a row, the last
+error, and when that extractor is due to try again; another extractor need not wait).
+``items.indexed`` says whether the vector index has the item, so an index that fell behind (a
+crash between the two writes) is caught up on the next open.
 
 ``documents`` holds the key-value documents of :class:`~lemmata.memory.store.PlugMemStore`
 (LangGraph's store): ``ns`` is the whole LangGraph namespace with its labels joined by ``.``
@@ -19,6 +21,13 @@ each, from the ``paths`` given at put time) tagged with the ``embedder`` that ma
 store module owns its queries; they name ``user`` and ``agent`` as far as the LangGraph
 namespace or search prefix reaches (an unpinned store's search of every namespace, which
 LangGraph's API allows, names neither).
+
+=================  =========  ==============================================================
+class              code       raised when
+=================  =========  ==============================================================
+``StoreError``     ``store``  the memory's file cannot be used as it is (corrupt, written by a
+                              newer schema) or a batch repeats a stored episode id
+=================  =========  ==============================================================
 """
 
 from __future__ import annotations
@@ -51,6 +60,11 @@ CREATE TABLE IF NOT EXISTS episodes (
     PRIMARY KEY (user, agent, id)
 );
 CREATE INDEX IF NOT EXISTS episodes_pending ON episodes (user, agent, structured, session);
+CREATE TABLE IF NOT EXISTS segment_retries (
+    user TEXT NOT NULL, agent TEXT NOT NULL, session TEXT NOT NULL,
+    extractor TEXT NOT NULL, attempts INTEGER NOT NULL, retry_at REAL NOT NULL,
+    error TEXT NOT NULL, PRIMARY KEY (user, agent, session)
+);
 CREATE INDEX IF NOT EXISTS episodes_session ON episodes (user, agent, session);
 CREATE INDEX IF NOT EXISTS episodes_speaker ON episodes (user, agent, speaker COLLATE NOCASE);
 CREATE TABLE IF NOT EXISTS items (
@@ -116,7 +130,7 @@ CREATE INDEX IF NOT EXISTS documents_expiry ON documents (user, agent, expires_a
 class StoreError(LemmataError):
     """The memory's file cannot be used as it is (corrupt, newer schema, a duplicate id)."""
 
-    code = "memory-store"
+    code = "store"
 
 
 @dataclass
@@ -322,12 +336,87 @@ class MemoryLog:
         return self._read(sql, args)
 
     def mark_structured(self, db: sqlite3.Connection, ns: Namespace, ids: Sequence[str]) -> None:
+        """Mark episodes structured; a session of theirs that was backing off is due no more."""
         for chunk in _chunks(list(ids)):
             marks = ",".join("?" * len(chunk))
+            db.execute(
+                "DELETE FROM segment_retries WHERE user=? AND agent=? AND session IN "
+                f"(SELECT session FROM episodes WHERE user=? AND agent=? AND id IN ({marks}))",
+                [ns.user, ns.agent, ns.user, ns.agent, *chunk],
+            )
             db.execute(
                 f"UPDATE episodes SET structured = 1 WHERE user=? AND agent=? AND id IN ({marks})",
                 [ns.user, ns.agent, *chunk],
             )
+
+    def pending_count(self, ns: Namespace) -> int:
+        """Episodes not yet structured (one query on the ``episodes_pending`` index)."""
+        scope, args = self._scope(ns)
+        rows = self._read(f"SELECT count(*) FROM episodes WHERE {scope} AND structured = 0", args)
+        return int(rows[0][0])
+
+    def has_due(self, ns: Namespace, now: float, extractor: str) -> bool:
+        """Whether an episode is pending in a session that ``extractor`` is not backing off
+        from after a failure: one query, on the ``episodes_pending`` index and the retries'
+        key."""
+        scope, args = self._scope(ns, "e")
+        sql = (
+            f"SELECT 1 FROM episodes AS e WHERE {scope} AND e.structured = 0 AND NOT EXISTS "
+            "(SELECT 1 FROM segment_retries AS r WHERE r.user = e.user AND r.agent = e.agent "
+            "AND r.session = e.session AND r.extractor = ? AND r.retry_at > ?) LIMIT 1"
+        )
+        return bool(self._read(sql, [*args, extractor, now]))
+
+    def retries(self, ns: Namespace) -> dict[str, sqlite3.Row]:
+        """The sessions of the namespace backing off after a failed structuring, by session."""
+        scope, args = self._scope(ns)
+        rows = self._read(
+            f"SELECT session, extractor, attempts, retry_at, error FROM segment_retries "
+            f"WHERE {scope}",
+            args,
+        )
+        return {r["session"]: r for r in rows}
+
+    def record_failure(
+        self,
+        ns: Namespace,
+        session: str,
+        extractor: str,
+        error: str,
+        now: float,
+        delays: Sequence[float],
+    ) -> int:
+        """Count one failed structuring of ``session``'s pending episodes by ``extractor`` and
+        set when it is due again: ``delays[n - 1]`` seconds after the ``n``-th failure in a
+        row (the last delay repeats). Returns ``n``."""
+        with self.transaction() as db:
+            row = db.execute(
+                "SELECT attempts, extractor FROM segment_retries "
+                "WHERE user=? AND agent=? AND session=?",
+                (ns.user, ns.agent, session),
+            ).fetchone()
+            attempts = (int(row[0]) if row and row[1] == extractor else 0) + 1
+            delay = delays[min(attempts, len(delays)) - 1]
+            db.execute(
+                "INSERT OR REPLACE INTO segment_retries "
+                "(user, agent, session, extractor, attempts, retry_at, error) "
+                "VALUES (?,?,?,?,?,?,?)",
+                (ns.user, ns.agent, session, extractor, attempts, now + delay, error),
+            )
+            self._audit(
+                db,
+                ns,
+                "consolidate_failed",
+                None,
+                {
+                    "session": session,
+                    "extractor": extractor,
+                    "attempts": attempts,
+                    "retry_in_s": delay,
+                    "error": error,
+                },
+            )
+        return attempts
 
     # -- items --------------------------------------------------------------------------
 

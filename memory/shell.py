@@ -56,6 +56,8 @@ def _remember(ctx: CommandContext, args: str) -> None:
         f"({report.extractor})",
         markup=False,
     )
+    for error in report.errors:
+        ctx.console.print(f"not structured yet, retried later: {error}", markup=False)
 
 
 def _recall(ctx: CommandContext, args: str) -> None:

@@ -8,7 +8,6 @@ import json
 import pytest
 from scripted_server import ScriptedOpenAIServer
 
-from lemmata.errors import LemmataError
 from lemmata.llm import LiteLLMModel
 from lemmata.memory import Memory, OfflineExtractor
 
@@ -74,8 +73,9 @@ def test_a_model_reply_that_never_validates_stores_nothing(tmp_path, embedder):
     with ScriptedOpenAIServer([{"content": "no JSON here"}, {"content": "still none"}]) as srv:
         mem = Memory(tmp_path / "m", user="u", embedder=embedder, model=_model(srv))
         mem.add_episodes(EPISODES)
-        with pytest.raises(LemmataError):
-            mem.consolidate()
+        report = mem.consolidate()  # the segment stays pending, counted as failed
+    assert report.failed == 1 and report.failed_episodes == 3 and report.episodes == 0
+    assert report.errors[0].startswith("default: [model_output]")
     assert mem.facts() == [] and mem.pending() == 3
     # the episodes are intact: the offline extractor structures them later
     offline = Memory(tmp_path / "m", user="u", embedder=embedder, extractor=OfflineExtractor())
