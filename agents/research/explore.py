@@ -176,6 +176,7 @@ class Explorer:
         self._tables: dict[str, _Table] = {}
         # How many hypotheses of each kind the database offers (set by :meth:`initial`).
         self._family: dict[str, int] = {}
+        self._periods: dict[tuple[str, str], str] = {}  # (table, date column) -> its period
 
     # -- data --------------------------------------------------------------------------------
 
@@ -616,7 +617,13 @@ class Explorer:
 
     def _period(self, table: str, date_col: str) -> str:
         """The period values are grouped by: a series' own step (months for a long daily
-        series), else months."""
+        series), else months (worked out once per column)."""
+        key = (table, date_col)
+        if key not in self._periods:
+            self._periods[key] = self._find_period(table, date_col)
+        return self._periods[key]
+
+    def _find_period(self, table: str, date_col: str) -> str:
         import numpy as np
 
         p = self.survey.tables[table]
