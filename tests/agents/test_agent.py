@@ -334,3 +334,30 @@ def test_a_process_killed_mid_turn_keeps_the_finished_turns(
         else:
             assert said[1:] == []  # the killed turn is gone, whole: no half-written turn
         assert agent.run("sleep for 0 seconds", thread="k1").status == "answered"
+
+
+def test_a_turn_embeds_its_task_once_for_recall_routing_the_operation_and_the_record(
+    make, embedder
+) -> None:
+    class Counting:
+        def __init__(self, inner) -> None:
+            self.inner, self.name, self.texts = inner, inner.name, []
+
+        @property
+        def dim(self) -> int:
+            return self.inner.dim
+
+        def embed(self, texts):
+            self.texts.extend(texts)
+            return self.inner.embed(texts)
+
+    counting = Counting(embedder)
+    agent = make(user="erin", embedder=counting)
+    agent.run(SISTER, thread="e1")
+    agent._consolidator.wait()  # the first turn's structuring embeds its facts
+    counting.texts.clear()
+    task = "Where does Ana live?"
+    asked = agent.run(task, thread="e2")
+    assert asked.route["operation"] == "memory_recall" and asked.route["args"]["query"] == task
+    assert "Porto" in asked.answer
+    assert counting.texts.count(task) == 1  # not again in the operation's recall or the record
