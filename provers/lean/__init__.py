@@ -45,3 +45,29 @@ __all__ = [
     "screen_lean_proof",
     "split_transcript",
 ]
+
+# The batch runner: a pool of REPLs, Kimina-style input and output, PutnamBench's files.
+from lemmata.provers.lean.kimina import (  # noqa: E402
+    KiminaItem,
+    KiminaResult,
+    KiminaRun,
+    check_kimina,
+    read_kimina,
+    run_kimina,
+)
+from lemmata.provers.lean.pool import LeanPool, PoolStats  # noqa: E402
+from lemmata.provers.lean.putnam import PutnamProblem, putnam_batch, read_putnam  # noqa: E402
+
+__all__ += [
+    "KiminaItem",
+    "KiminaResult",
+    "KiminaRun",
+    "LeanPool",
+    "PoolStats",
+    "PutnamProblem",
+    "check_kimina",
+    "putnam_batch",
+    "read_kimina",
+    "read_putnam",
+    "run_kimina",
+]
