@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 from lemmata.provers.refine.goal import DOMAINS
 from lemmata.provers.refine.policy import FAMILIES, Action, NodeView
 from lemmata.provers.refine.trace import ProblemTrace
-from lemmata.provers.result import FailureKind
 
 if TYPE_CHECKING:
     import torch
@@ -53,7 +52,27 @@ __all__ = [
 FEATURE_VERSION = 1
 DEFAULT_MODEL = Path(__file__).with_name("value_model.pt")
 
-_KINDS = [k.value for k in FailureKind]
+# The failure classes the features know, frozen with FEATURE_VERSION: a class added to the
+# taxonomy later (the soundness verdicts, say) reads as "other" here instead of changing the
+# feature width under the shipped weights.
+_KINDS = [
+    "unknown_identifier",
+    "type_mismatch",
+    "unsolved_goals",
+    "tactic_failed",
+    "syntax_error",
+    "timeout",
+    "uses_sorry",
+    "bad_axiom",
+    "statement_changed",
+    "header_error",
+    "structure",
+    "name_clash",
+    "not_a_product",
+    "vacuous",
+    "crash",
+    "other",
+]
 _HEADS = ["forall", "->", "/\\", "\\/", "exists", "<->", "~", "=", "<=", "<", ">=", ">", "<>"]
 _HEADS += ["False", "True", "other"]
 _FAMILIES = [*FAMILIES, "draft", "repair"]
@@ -114,8 +133,9 @@ def featurize(rec: dict[str, Any]) -> list[float]:
             math.log1p(v) / 6 if name == "size" else min(v, 10.0) / (1 if v <= 1 else 10)
         )
     condition = rec.get("condition")
+    kind = condition if condition is None or condition in _KINDS else "other"
     return [
-        *_one_hot(condition, _KINDS),
+        *_one_hot(kind, _KINDS),
         1.0 if condition is None else 0.0,
         *_one_hot(rec.get("domain"), DOMAINS),
         *_one_hot(rec.get("head"), _HEADS),

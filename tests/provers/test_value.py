@@ -164,3 +164,19 @@ def test_the_shipped_model_loads_and_scores(traces: list[ProblemTrace]) -> None:
     scores = [score(scorer, t, a) for t in traces for _, a in ranked(t)]
     assert scores and all(0.0 < s < 1.0 for s in scores)
     assert len(set(scores)) > 1  # it tells attempts apart
+
+
+def test_a_failure_class_added_after_the_shipped_weights_reads_as_other() -> None:
+    # The taxonomy grows (the soundness verdicts came after the shipped weights); the features
+    # must keep their width, or the shipped model stops loading.
+    from lemmata.provers.refine import value
+
+    assert set(value._KINDS) <= {k.value for k in FailureKind}
+    assert "other" in value._KINDS
+    base: dict[str, Any] = {"features": {}, "family": "closer", "tactic": "lia."}
+    new_kinds = [k.value for k in FailureKind if k.value not in value._KINDS]
+    new_kinds.append("a_class_of_a_later_version")
+    for kind in new_kinds:
+        got = featurize({**base, "condition": kind})
+        assert len(got) == FEATURE_DIM
+        assert got == featurize({**base, "condition": "other"})
