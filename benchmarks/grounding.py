@@ -31,22 +31,32 @@ from typing import Any
 
 from lemmata.gui.datasets import evaluate, load_annotations
 from lemmata.gui.ground import Grounder
+from lemmata.gui.icon_library import HELD_OUT
+
+SEEN_SETS = ("tabler", "mdi", "phosphor", "bootstrap")  # trained on, besides Font Awesome
+SPLITS = {"fontawesome": None, "seen": SEEN_SETS, "unseen": HELD_OUT}
 
 
-def _data(args: argparse.Namespace, tmp: str) -> Path:
+def _data(args: argparse.Namespace, tmp: str, split: str) -> Path:
     if args.data:
         return Path(args.data)
     from lemmata.gui.synthetic import generate
+    from lemmata.settings import Settings
 
-    out = Path(tmp) / "screens"
+    out = Path(tmp) / f"screens-{split}"
     started = time.monotonic()
     generate(
         out,
         n=args.n,
         seed=args.seed,
-        progress=lambda k, n: print(f"  rendered {k}/{n}", end="\r", file=sys.stderr),
+        icon_sets=SPLITS[split],
+        cache_dir=Settings.load().data_dir / "icon-library",
+        progress=lambda k, n: print(f"  [{split}] rendered {k}/{n}", end="\r", file=sys.stderr),
     )
-    print(f"rendered {args.n} screens in {time.monotonic() - started:.1f} s", file=sys.stderr)
+    print(
+        f"[{split}] rendered {args.n} screens in {time.monotonic() - started:.1f} s",
+        file=sys.stderr,
+    )
     return out
 
 
@@ -76,104 +86,77 @@ def _calibrate(items: list[Any], grounder: Grounder) -> dict[str, Any]:
     return {"sweep": sweep, "best": best}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--data", help="a ScreenSpot-Pro style folder (annotations.json, images/)")
-    ap.add_argument("--format", default="screenspot-pro")
-    ap.add_argument("--n", type=int, default=60, help="screens to generate")
-    ap.add_argument("--seed", type=int, default=1000)
-    ap.add_argument("--calibrate", action="store_true")
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="grounding-bench-") as tmp:
-        folder = _data(args, tmp)
-        items = load_annotations(folder, args.format)
-        text, icons = Grounder.offline_anchors()
-        text.ocr.cache_dir = None  # time OCR for real, once per image, in this run
-        text.ocr._cache_size = 10_000  # and keep every reading for the configurations below
-        images = sorted({it.image for it in items})
-        ocr_s = []
-        fused = Grounder([text, icons])
-        for k, path in enumerate(images):
+def _run_split(
+    args: argparse.Namespace, tmp: str, split: str, anchors: dict[str, Any]
+) -> dict[str, Any]:
+    folder = _data(args, tmp, split)
+    items = load_annotations(folder, args.format)
+    text, old, new = anchors["text"], anchors["old"], anchors["new"]
+    images = sorted({it.image for it in items})
+    ocr_s = []
+    fused = Grounder([text, new])
+    for k, path in enumerate(images):
+        started = time.perf_counter()
+        fused.screen(path).ocr(text.ocr)
+        ocr_s.append(time.perf_counter() - started)
+        print(f"  [{split}] OCR {k + 1}/{len(images)}", end="\r", file=sys.stderr)
+    if args.calibrate:
+        return {"calibration": _calibrate(items, fused)}
+    configs = {
+        "ocr": Grounder([text]),
+        "icons-old": Grounder([old]),
+        "icons-new": Grounder([new]),
+        "fused-old": Grounder([text, old]),
+        "fused-new": fused,
+    }
+    results: dict[str, Any] = {}
+    for name, grounder in configs.items():
+        times: list[float] = []
+
+        def predict(it: Any, _g: Grounder = grounder, _t: list[float] = times) -> Any:
             started = time.perf_counter()
-            fused.screen(path).ocr(text.ocr)
-            ocr_s.append(time.perf_counter() - started)
-            print(f"  OCR {k + 1}/{len(images)}", end="\r", file=sys.stderr)
-        if args.calibrate:
-            result = _calibrate(items, fused)
-            if args.json:
-                print(json.dumps(result))
-                return 0
-            print(f"{'threshold':>9} {'text':>6} {'icon':>6} {'neg':>6} {'mean':>6}")
-            for r in result["sweep"]:
-                print(
-                    f"{r['threshold']:>9.2f} {r.get('text', 0):>6.3f} {r.get('icon', 0):>6.3f} "
-                    f"{r.get('negative', 0):>6.3f} {r['mean']:>6.3f}"
-                )
-            print(f"best threshold: {result['best']['threshold']:.2f}")
-            return 0
-        configs = {
-            "ocr": Grounder([text]),
-            "icons": Grounder([icons]),
-            "fused": fused,
-            "fused-no-zoom": Grounder([text, icons], zoom=False),
-        }
-        results: dict[str, Any] = {}
-        for name, grounder in configs.items():
-            times: list[float] = []
+            out = _g.ground(it.image, it.instruction)
+            _t.append(time.perf_counter() - started)
+            return out
 
-            def predict(it: Any, _g: Grounder = grounder, _t: list[float] = times) -> Any:
-                started = time.perf_counter()
-                out = _g.ground(it.image, it.instruction)
-                _t.append(time.perf_counter() - started)
-                return out
+        def shown(k: int, n: int, _name: str = f"{split}/{name}") -> None:
+            print(f"  [{_name}] {k}/{n}", end="\r", file=sys.stderr)
 
-            res = evaluate(
-                items,
-                predict,
-                progress=lambda k, n, _name=name: print(
-                    f"  [{_name}] {k}/{n}", end="\r", file=sys.stderr
-                ),
-            )
-            by_res: dict[str, list[float]] = {}
-            for it, t in zip(items, times, strict=True):
-                w = (it.img_size or (0, 0))[0]
-                by_res.setdefault("1920x1080" if w == 1920 else f"{w}px wide", []).append(t)
-            results[name] = {
-                **res.to_dict(),
-                "counts": res.counts,
-                "seconds_per_query_median": statistics.median(times),
-                "seconds_per_query_p95": sorted(times)[int(0.95 * (len(times) - 1))],
-                "seconds_per_query_1920x1080_median": statistics.median(by_res["1920x1080"])
-                if "1920x1080" in by_res
-                else None,
-            }
-        summary = {
-            "screens": len(images),
-            "items": len(items),
-            "ocr_seconds_per_image_median": statistics.median(ocr_s),
-            "configs": results,
+        res = evaluate(items, predict, progress=shown)
+        big = [t for it, t in zip(items, times, strict=True) if (it.img_size or (0, 0))[0] == 1920]
+        results[name] = {
+            **res.to_dict(),
+            "counts": res.counts,
+            "seconds_per_query_median": statistics.median(times),
+            "seconds_per_query_p95": sorted(times)[int(0.95 * (len(times) - 1))],
+            "seconds_per_query_1920x1080_median": statistics.median(big) if big else None,
         }
-    if args.json:
-        print(json.dumps(summary))
-        return 0
+    return {
+        "screens": len(images),
+        "items": len(items),
+        "ocr_seconds_per_image_median": statistics.median(ocr_s),
+        "configs": results,
+    }
+
+
+def _print_split(split: str, summary: dict[str, Any]) -> None:
+    results = summary["configs"]
     print(
-        f"{summary['screens']} screens, {summary['items']} instructions; OCR "
-        f"{summary['ocr_seconds_per_image_median']:.2f} s per image (median, two passes)"
+        f"\n[{split}] {summary['screens']} screens, {summary['items']} instructions; OCR "
+        f"{summary['ocr_seconds_per_image_median']:.2f} s per image (median)"
     )
     names = list(results)
-    print(f"{'':20}" + "".join(f"{n:>15}" for n in names))
-    rows = ["text", "icon", "negative", "overall"]
+    print(f"{'':20}" + "".join(f"{n:>12}" for n in names))
+    for row in ("text", "icon", "negative", "overall"):
+        vals = [results[n][row] for n in names]
+        print(f"{row:20}" + "".join(f"{'-' if v is None else f'{v:.3f}':>12}" for v in vals))
     sizes = sorted(
         {s for r in results.values() for s in r["by_size"]},
         key=["tiny", "small", "medium", "large"].index,
     )
-    for row in rows:
-        vals = [results[n][row] for n in names]
-        print(f"{row:20}" + "".join(f"{'-' if v is None else f'{v:.3f}':>15}" for v in vals))
     for s in sizes:
         print(
-            f"  size {s:14}" + "".join(f"{results[n]['by_size'].get(s, 0):>15.3f}" for n in names)
+            f"  size {s:14}" + "".join(f"{results[n]['by_size'].get(s, 0):>12.3f}" for n in names)
         )
     for key in (
         "seconds_per_query_median",
@@ -183,10 +166,89 @@ def main(argv: list[str] | None = None) -> int:
         vals = [results[n][key] for n in names]
         print(
             f"{key.replace('seconds_per_query', 's/query'):20}"
-            + "".join(f"{'-' if v is None else f'{v:.3f}':>15}" for v in vals)
+            + "".join(f"{'-' if v is None else f'{v:.3f}':>12}" for v in vals)
         )
-    c = results["fused"]["counts"]
-    print(f"items: {c['text']} text, {c['icon']} icon, {c['negative']} negative")
+    c = results["fused-new"]["counts"]
+    print(
+        f"items: {c.get('text', 0)} text, {c.get('icon', 0)} icon, {c.get('negative', 0)} negative"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--data", help="a ScreenSpot-Pro style folder (annotations.json, images/)")
+    ap.add_argument("--format", default="screenspot-pro")
+    ap.add_argument("--n", type=int, default=60, help="screens to generate per split")
+    ap.add_argument("--seed", type=int, default=1000)
+    ap.add_argument(
+        "--splits",
+        default="fontawesome,seen,unseen",
+        help="icon-set splits of generated screens: fontawesome, seen, unseen (comma-separated)",
+    )
+    ap.add_argument("--weights", help="icon encoder weights (default: the shipped ones)")
+    ap.add_argument("--calibrate", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    splits = [s.strip() for s in args.splits.split(",") if s.strip()]
+    bad = [s for s in splits if s not in SPLITS]
+    if bad or not splits:
+        ap.error(f"--splits: unknown {bad}; choose among {', '.join(SPLITS)}")
+    if args.data:
+        splits = ["data"]
+        SPLITS["data"] = None
+    if args.calibrate and "unseen" in splits:
+        ap.error("--calibrate never looks at the unseen sets: they are the held-out evaluation")
+    text, old = Grounder.offline_anchors(icons="glyphs")
+    _, new = Grounder.offline_anchors(icons="encoder", weights=args.weights)
+    if getattr(new, "inactive", None):
+        print(f"icon encoder inactive: {new.inactive}", file=sys.stderr)
+    new.ocr = text.ocr
+    text.ocr.cache_dir = None  # time OCR for real, once per image, in this run
+    text.ocr._cache_size = 10_000  # and keep every reading for the configurations below
+    anchors = {"text": text, "old": old, "new": new}
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="grounding-bench-") as tmp:
+        for split in splits:
+            out[split] = _run_split(args, tmp, split, anchors)
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    if args.calibrate:
+        for split, res in out.items():
+            result = res["calibration"]
+            print(f"[{split}]")
+            print(f"{'threshold':>9} {'text':>6} {'icon':>6} {'neg':>6} {'mean':>6}")
+            for r in result["sweep"]:
+                print(
+                    f"{r['threshold']:>9.2f} {r.get('text', 0):>6.3f} {r.get('icon', 0):>6.3f} "
+                    f"{r.get('negative', 0):>6.3f} {r['mean']:>6.3f}"
+                )
+            print(f"best threshold: {result['best']['threshold']:.2f}")
+        return 0
+    for split, summary in out.items():
+        _print_split(split, summary)
+    print(
+        "\nsummary (fused = OCR text + icon anchor; old = Font Awesome shape match, new = icon encoder)"
+    )
+    print(
+        f"{'split':12}{'row':10}{'fused-old':>11}{'fused-new':>11}{'icons-old':>11}{'icons-new':>11}"
+    )
+    for split, summary in out.items():
+        r = summary["configs"]
+        for row in ("text", "icon", "negative"):
+            vals = [r[n][row] for n in ("fused-old", "fused-new", "icons-old", "icons-new")]
+            print(
+                f"{split:12}{row:10}"
+                + "".join(f"{'-' if v is None else f'{v:.3f}':>11}" for v in vals)
+            )
+        vals = [
+            r[n]["seconds_per_query_1920x1080_median"]
+            for n in ("fused-old", "fused-new", "icons-old", "icons-new")
+        ]
+        print(
+            f"{split:12}{'s/q 1080p':10}"
+            + "".join(f"{'-' if v is None else f'{v:.3f}':>11}" for v in vals)
+        )
     return 0
 
 

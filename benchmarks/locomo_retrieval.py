@@ -15,11 +15,23 @@ for neither side), ingestion throughput (turns stored and structured per second,
 included), and provenance ids per item. ``--ablate`` also retrieves with each channel (and the
 speaker preference) switched off in turn, on the same memories, and prints recall@10 without
 each next to the whole. ``--json`` prints one JSON object instead.
+
+Settings chosen with one conversation left out (on by default; ``--no-tune`` skips it): the
+retriever's settings in :data:`VARIANTS` (channel weights, the fusion constant, the seeds,
+the speaker preference, the entity walk's weight and constants) are varied one at a time
+around the shipped defaults; for
+each conversation left out, the variants that beat the defaults on the other conversations are
+combined, and the best of defaults, single changes and the combination *on the other
+conversations* is scored on the one left out. Printed: recall@5/10/20 and recall@10 by
+category, in-sample (the same selection made on all conversations, scored on all) beside
+left-one-out (each conversation scored with the setting chosen without it), each with the
+graph channels (``graph`` and ``spread``) on and off, and the setting chosen each time.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sqlite3
 import statistics
@@ -27,14 +39,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from lemmata.embeddings import Embedder
 from lemmata.memory import Memory
-from lemmata.memory.ingest import Conversation, read_locomo
+from lemmata.memory.graph import ENTITY_KINDS
+from lemmata.memory.ingest import Conversation, Question, read_locomo
 from lemmata.memory.retrieve import DEFAULT_WEIGHTS, RetrievalConfig
 from lemmata.memory.text import count_tokens, fts_query
 from lemmata.settings import Settings
+
+NAMED_KINDS = tuple(k for k in ENTITY_KINDS if k != "concept")
 
 # the development split, beside the repository on the team's machines
 DEV_SPLIT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo"
@@ -52,7 +69,7 @@ def pct(values: list[float], q: float) -> float:
 class Baselines:
     """Dense and BM25 top-k over a conversation's raw turns."""
 
-    def __init__(self, conv: Conversation, embedder) -> None:
+    def __init__(self, conv: Conversation, embedder: Embedder) -> None:
         self.ids = [e.id or "" for e in conv.episodes]
         self.texts = [f"{e.speaker}: {e.content}" for e in conv.episodes]
         self.embedder = embedder
@@ -75,6 +92,178 @@ class Baselines:
         return [r[0] for r in rows]
 
 
+# The changes to the shipped defaults that are tried, one at a time (see the module
+# docstring): channel weights by channel name, the rest RetrievalConfig fields. The walk's
+# constants are tried with the walk switched on (it is off by default).
+WALK = 0.5
+VARIANTS: list[dict[str, Any]] = [
+    {"spread": 0.25},
+    {"spread": WALK},
+    {"spread": 1.0},
+    {"spread": WALK, "spread_max_degree": 20},
+    {"spread": WALK, "spread_max_degree": 80},
+    {"spread": WALK, "spread_damping": 0.7},
+    {"spread": WALK, "spread_kinds": NAMED_KINDS},
+    {"graph": 0.0},
+    {"graph": 0.6},
+    {"dense": 1.5},
+    {"bm25": 1.5},
+    {"terms": 0.0},
+    {"adjacent": 0.0},
+    {"rrf_k": 60},
+    {"seeds": 16},
+    {"speaker_boost": 0.0},
+]
+GRAPH_CHANNELS = ("graph", "spread")
+
+
+def configure(changes: dict[str, Any]) -> RetrievalConfig:
+    """The shipped defaults with ``changes`` (channel weights and RetrievalConfig fields)."""
+    weights = {**DEFAULT_WEIGHTS, **{k: v for k, v in changes.items() if k in DEFAULT_WEIGHTS}}
+    rest = {k: v for k, v in changes.items() if k not in DEFAULT_WEIGHTS}
+    return RetrievalConfig(weights=weights, **rest)
+
+
+def key(changes: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(changes.items())) or "defaults"
+
+
+class Tuner:
+    """Recall of a setting on each conversation's questions, computed once per setting."""
+
+    def __init__(self, convs: list[tuple[str, Memory, list[Question], np.ndarray]], ks: list[int]):
+        self.convs = convs
+        self.ks = ks
+        self.cache: dict[str, list[list[tuple[int, dict[int, float]]]]] = {}
+
+    def scores(self, changes: dict[str, Any]) -> list[list[tuple[int, dict[int, float]]]]:
+        """Per conversation, per question: (category, {k: recall@k})."""
+        name = key(changes)
+        if name not in self.cache:
+            t0 = time.perf_counter()
+            cfg = configure(changes)
+            out = []
+            for _, mem, questions, vectors in self.convs:
+                mem.retrieval = cfg
+                rows = []
+                for q, v in zip(questions, vectors, strict=True):
+                    items = mem.retrieve(q.question, k=max(self.ks), fresh=False, vector=v).items
+                    rows.append(
+                        (
+                            q.category,
+                            {
+                                k: recall(q.evidence, [e for i in items[:k] for e in i.provenance])
+                                for k in self.ks
+                            },
+                        )
+                    )
+                out.append(rows)
+            self.cache[name] = out
+            print(
+                f"  {name}: recall@10 "
+                + " ".join(
+                    f"{statistics.fmean(r[10] for _, r in rows):.3f}" for rows in out if rows
+                )
+                + f" ({time.perf_counter() - t0:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+        return self.cache[name]
+
+    def mean(self, changes: dict[str, Any], convs: list[int], k: int = 10) -> float:
+        per = self.scores(changes)
+        vals = [r[k] for c in convs for _, r in per[c]]
+        return float(statistics.fmean(vals)) if vals else 0.0
+
+    def choose(self, train: list[int]) -> dict[str, Any]:
+        """The setting with the best recall@10 on the ``train`` conversations: the defaults,
+        each variant, or the variants that beat the defaults, combined (the better one's
+        value where two set the same knob)."""
+        base = self.mean({}, train)
+        best, best_score = {}, base
+        better: list[tuple[float, dict[str, Any]]] = []
+        for variant in VARIANTS:
+            score = self.mean(variant, train)
+            if score > best_score:
+                best, best_score = variant, score
+            if score > base:
+                better.append((score, variant))
+        if len(better) > 1:
+            combined: dict[str, Any] = {}
+            for _, variant in sorted(better, key=lambda sv: sv[0]):
+                combined.update(variant)
+            if self.mean(combined, train) > best_score:
+                best = combined
+        return best
+
+
+def graph_off(changes: dict[str, Any]) -> dict[str, Any]:
+    return {**changes, **{c: 0.0 for c in GRAPH_CHANNELS}}
+
+
+def tune(tuner: Tuner, names: list[str]) -> dict[str, Any]:
+    """In-sample and left-one-out figures, with the graph channels on and off."""
+    n = len(tuner.convs)
+    everything = list(range(n))
+    chosen_all = tuner.choose(everything)
+    folds = [tuner.choose([c for c in everything if c != left]) for left in everything]
+
+    def summary(rows: list[tuple[int, dict[int, float]]]) -> dict[str, Any]:
+        by_cat: dict[int, list[float]] = {}
+        for cat, r in rows:
+            by_cat.setdefault(cat, []).append(r[10])
+        return {
+            **{f"recall@{k}": round(statistics.fmean(r[k] for _, r in rows), 4) for k in tuner.ks},
+            "recall@10_by_category": {
+                str(c): round(statistics.fmean(v), 4) for c, v in sorted(by_cat.items())
+            },
+        }
+
+    out: dict[str, Any] = {}
+    for label, transform in (("graph_on", lambda c: c), ("graph_off", graph_off)):
+        inside = [row for conv in tuner.scores(transform(chosen_all)) for row in conv]
+        left_out = [
+            row for left in everything for row in tuner.scores(transform(folds[left]))[left]
+        ]
+        out[label] = {"in_sample": summary(inside), "left_one_out": summary(left_out)}
+    out["chosen_on_all"] = key(chosen_all)
+    out["chosen_without"] = {names[left]: key(folds[left]) for left in everything}
+    out["settings_tried"] = len(tuner.cache)
+    return out
+
+
+def print_tuning(tuned: dict[str, Any], ks: list[int]) -> None:
+    cats = sorted(
+        {
+            c
+            for part in tuned.values()
+            if isinstance(part, dict) and "in_sample" in part
+            for half in part.values()
+            for c in half["recall@10_by_category"]
+        }
+    )
+    print(
+        f"\nsettings chosen with one conversation left out ({tuned['settings_tried']} tried); "
+        "recall@10 by category in the last columns"
+    )
+    print(
+        f"{'':26}"
+        + "".join(f"{'recall@' + str(k):>11}" for k in ks)
+        + "".join(f"{'cat ' + c:>9}" for c in cats)
+    )
+    for label in ("graph_on", "graph_off"):
+        for half in ("in_sample", "left_one_out"):
+            r = tuned[label][half]
+            print(
+                f"{half.replace('_', '-') + ', ' + label.replace('_', ' '):26}"
+                + "".join(f"{r[f'recall@{k}']:>11.3f}" for k in ks)
+                + "".join(f"{r['recall@10_by_category'].get(c, 0.0):>9.3f}" for c in cats)
+            )
+    print(f"chosen on all conversations: {tuned['chosen_on_all']}")
+    for name, chosen in tuned["chosen_without"].items():
+        print(f"chosen without {name}: {chosen}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -86,6 +275,12 @@ def main() -> None:
     ap.add_argument("--k", type=int, nargs="+", default=[5, 10, 20])
     ap.add_argument(
         "--ablate", action="store_true", help="recall@10 with each channel switched off in turn"
+    )
+    ap.add_argument(
+        "--no-tune",
+        dest="tune",
+        action="store_false",
+        help="skip choosing the settings with one conversation left out",
     )
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
@@ -122,9 +317,12 @@ def main() -> None:
         ablations["-speaker"] = RetrievalConfig(speaker_boost=0.0)
     ablated: dict[str, list[float]] = {name: [] for name in ablations}
 
+    kept: list[tuple[str, Memory, list[Question], np.ndarray]] = []
+    stack = contextlib.ExitStack()
     for path in files:
         for conv in read_locomo(path):
-            with tempfile.TemporaryDirectory() as tmp:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory())
+            if True:  # one memory per conversation, kept open for the tuning
                 mem = Memory(tmp, user=conv.sample_id, settings=settings, embedder=shared_embedder)
                 shared_embedder = mem.embedder
                 shared_embedder.embed(["warm up"])  # load the weights outside the timings
@@ -176,7 +374,26 @@ def main() -> None:
                             base_tokens[name][k].append(
                                 sum(count_tokens(base_sys.texts[i]) for i in top_i)
                             )
-                mem.close()
+                kept.append(
+                    (
+                        conv.sample_id,
+                        mem,
+                        questions,
+                        shared_embedder.embed([q.question for q in questions]),
+                    )
+                )
+
+    tuned: dict[str, Any] | None = None
+    if args.tune:
+        if not args.json:
+            print(
+                f"tuning: {len(VARIANTS) + 1} settings, each on every conversation...",
+                file=sys.stderr,
+            )
+        tuned = tune(Tuner(kept, ks), [name for name, *_ in kept])
+    for _, mem, _, _ in kept:
+        mem.close()
+    stack.close()
 
     def mean(xs: list[float] | list[int]) -> float:
         return round(float(statistics.fmean(xs)), 4) if xs else 0.0
@@ -192,6 +409,8 @@ def main() -> None:
     out["recall@10_by_category"] = {str(c): mean(v) for c, v in sorted(by_category.items())}
     if ablations:
         out["ablations_recall@10"] = {name: mean(v) for name, v in ablated.items()}
+    if tuned is not None:
+        out["tuning"] = tuned
     out["baselines"] = {
         name: {
             **{f"recall@{k}": mean(base[name][k]) for k in ks},
@@ -235,6 +454,8 @@ def main() -> None:
                 f"{n} {v:.3f} ({v - whole:+.3f})" for n, v in out["ablations_recall@10"].items()
             )
         )
+    if tuned is not None:
+        print_tuning(tuned, ks)
     for k in ks:
         best = max(out["baselines"][n][f"recall@{k}"] for n in base)
         print(

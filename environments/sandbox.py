@@ -12,7 +12,13 @@ wall-clock limits, in a scratch working directory, with a minimal environment. I
   an empty network namespace.
 
 The audit hook keeps model-written analysis code from doing damage by mistake; it is not a
-boundary against code written to escape (run untrusted code in a container as well).
+boundary against code written to escape. That boundary is the confinement
+(:mod:`lemmata.confine`, bubblewrap), used whenever it works here (``confine=None``, the
+default; ``True`` insists on it, ``False`` turns it off): the interpreter then sees only the
+system, its own installation, the database (read-only), ``OUTPUT_DIR`` and the scratch
+directory, so it cannot read the user's files, ``/etc/shadow`` or the project's secrets
+either, and it has no network at all. :attr:`SandboxResult.confined` says whether a run was
+confined; without bubblewrap a run is not, and :attr:`SandboxResult.note` says so.
 Breaking a limit is an outcome, not an exception: :attr:`SandboxResult.status` says which.
 
 >>> r = run_python("result(sum(range(10)))")
@@ -67,6 +73,8 @@ class SandboxResult:
     elapsed_s: float
     value: Any = None
     files: list[str] = field(default_factory=list)
+    confined: bool = False
+    note: str = ""
 
     @property
     def ok(self) -> bool:
@@ -194,9 +202,23 @@ def run_python(
     database: str | Path | None = None,
     output_dir: str | Path | None = None,
     limits: SandboxLimits | None = None,
+    confine: bool | None = None,
 ) -> SandboxResult:
-    """Run ``code`` in a limited child interpreter; see the module docstring for what it sees."""
+    """Run ``code`` in a limited child interpreter; see the module docstring for what it sees.
+
+    Raises :class:`~lemmata.errors.ConfinementUnavailable` when ``confine=True`` and
+    bubblewrap cannot confine it here.
+    """
+    from lemmata.confine import Confinement, exit_status
+
     limits = limits or SandboxLimits()
+    # The limits are set below as before; the confinement adds the file system and network.
+    confinement = Confinement(memory_mb=None, cpu_s=None, file_mb=None)
+    why_not = None if confine is False else confinement.unavailable()
+    if confine and why_not is not None:
+        confinement.require()
+    confined = confine is not False and why_not is None
+    note = "" if confined or confine is False else f"not confined: {why_not}"
     out = Path(output_dir).resolve() if output_dir is not None else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -228,6 +250,13 @@ def run_python(
             _RESULT_MARK,
             _FORBIDDEN_MARK,
         ]
+        if confined:
+            argv = confinement.command(
+                argv,
+                scratch,
+                read_only=[database] if database is not None else [],
+                writable=[out] if out is not None else [],
+            )
         started = time.monotonic()
         proc = subprocess.Popen(
             argv,
@@ -260,7 +289,7 @@ def run_python(
             kept.append(line)
     stdout = "\n".join(kept)[-limits.output_chars :]
     stderr = stderr[-limits.output_chars :]
-    code_ = proc.returncode
+    code_ = exit_status(proc.returncode) if confined else proc.returncode
     status: SandboxStatus
     if timed_out:
         status = "timeout"
@@ -283,4 +312,6 @@ def run_python(
         elapsed_s=elapsed,
         value=value,
         files=files,
+        confined=confined,
+        note=note,
     )

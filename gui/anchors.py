@@ -165,6 +165,9 @@ def _semantic(cos: float, floor: float = 0.55, cap: float = 0.85) -> float:
     return max(0.0, min(1.0, (cos - floor) / (0.95 - floor))) * cap
 
 
+SUBJECT = 0.8  # a label matching the object of an action, against one matching the words
+
+
 class TextAnchor(_CandidateAnchor):
     """OCR text matched to the instruction's phrase.
 
@@ -206,9 +209,23 @@ class TextAnchor(_CandidateAnchor):
         return result
 
     def candidates(self, screen: Screen, query: Query) -> list[Candidate]:
+        out = self._matches(screen, query.phrase)
+        if query.subject and normalise_text(query.subject) != normalise_text(query.phrase):
+            # "create a new text file" for a card labelled "Text File": the label names the
+            # object of the action; weaker than the words themselves, so an icon that means
+            # the whole action (a bin for "delete the file") can still win
+            out += [
+                Candidate(c.box, c.score * SUBJECT, c.label, c.anchor, c.kind)
+                for c in self._matches(screen, query.subject)
+            ]
+            out.sort(key=lambda c: -c.score)
+            out = _suppress(out, containment=True)[:50]
+        return out
+
+    def _matches(self, screen: Screen, text: str) -> list[Candidate]:
         from rapidfuzz import fuzz
 
-        phrase = normalise_text(query.phrase)
+        phrase = normalise_text(text)
         if not phrase:
             return []
         n = len(phrase.split())

@@ -4,8 +4,10 @@
 "score", "abstained", "anchors"}`` in image pixels) and can draw the fused heatmap over the
 screenshot (``--heatmap out.png``). ``lemmata ground-eval DIR --format screenspot|screenspot-pro``
 prints accuracy overall, by type, for negatives and by target size. ``lemmata ground-generate
-DIR`` renders screens with headless Chromium in ScreenSpot-Pro format. Bad input exits with
-status 2 and one line naming what to fix.
+DIR`` renders screens with headless Chromium in ScreenSpot-Pro format. ``lemmata gui
+train-icons`` builds the icon library from the registries and trains the icon encoder on it
+(whole sets held out for evaluation). Bad input exits with status 2 and one line naming what to
+fix.
 """
 
 from __future__ import annotations
@@ -198,7 +200,74 @@ def _check_threshold(threshold: float | None) -> None:
         raise UsageError(f"--threshold must lie in [0, 1] (scores do), not {threshold}")
 
 
+def _train_icons(
+    ctx: typer.Context,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Where to write the weights (default: DATA_DIR/icon_encoder.pt)."
+        ),
+    ] = None,
+    cache: Annotated[
+        Path | None,
+        typer.Option("--cache", help="The icon sets' cache (default: DATA_DIR/icon-library)."),
+    ] = None,
+    steps: Annotated[int, typer.Option("--steps", help="Training steps.")] = 1500,
+    held_out: Annotated[
+        str | None,
+        typer.Option(
+            "--held-out", help="Sets kept out of training (default: lucide,feather,octicons)."
+        ),
+    ] = None,
+    sets: Annotated[
+        str | None, typer.Option("--sets", help="Sets to use (default: all known).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Build the icon library (npm and PyPI sets) and train the icon encoder on 2 CPU threads."""
+    from lemmata.cli import _state
+    from lemmata.embeddings import get_embedder
+    from lemmata.errors import UsageError
+    from lemmata.gui.icon_library import HELD_OUT, SETS
+    from lemmata.gui.icon_model import TrainConfig
+    from lemmata.gui.icon_train import train_icons
+
+    if steps < 1:
+        raise UsageError(f"--steps must be at least 1, not {steps}")
+    chosen = tuple(_names(sets)) if sets else tuple(SETS)
+    kept_out = tuple(_names(held_out)) if held_out is not None else HELD_OUT
+    unknown = sorted(set(chosen + kept_out) - set(SETS))
+    if unknown:
+        raise UsageError(f"unknown icon sets {', '.join(unknown)}: known are {', '.join(SETS)}")
+    settings = _state(ctx).settings
+    err = _console(stderr=True)
+    report = train_icons(
+        cache or settings.data_dir / "icon-library",
+        out or settings.data_dir / "icon_encoder.pt",
+        embedder=get_embedder(settings),
+        sets=chosen,
+        held_out=kept_out,
+        config=TrainConfig(steps=steps),
+        progress=lambda m: err.print(m, markup=False),
+    )
+    if as_json:
+        typer.echo(json.dumps(report))
+        return
+    console = _console()
+    console.print(f"weights: {report['weights']} ({report['steps']} steps, {report['seconds']} s)")
+    for group in ("zero_shot_seen", "zero_shot_held_out"):
+        for name, acc in report[group].items():
+            console.print(f"  {group[10:]:8} {name:12} zero-shot top-1 {acc:.3f}")
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
 def register(app: typer.Typer) -> None:
     app.command("ground")(_ground)
     app.command("ground-eval")(_ground_eval)
     app.command("ground-generate")(_ground_generate)
+    gui = typer.Typer(help="GUI grounding: the icon encoder.", no_args_is_help=True)
+    gui.command("train-icons")(_train_icons)
+    app.add_typer(gui, name="gui")

@@ -107,23 +107,41 @@ class Grounder:
 
     @staticmethod
     def offline_anchors(
-        settings: Settings | None = None, *, caption_model: Any = None
+        settings: Settings | None = None,
+        *,
+        caption_model: Any = None,
+        icons: str = "encoder",
+        weights: Any = None,
     ) -> list[Any]:
-        """OCR text and icon anchors with our embedder (all local, no model); with
-        ``caption_model`` (a vision-capable ``ChatModel``) icons are captioned by it instead of
-        by the icon set."""
+        """OCR text and icon anchors with our embedder (all local, no model).
+
+        ``icons="encoder"`` (the default) matches icons of any set by meaning with the shipped
+        icon encoder (``weights`` to use others), keeping the Font Awesome shape match beside
+        it; ``icons="glyphs"`` is the shape match alone. With ``caption_model`` (a
+        vision-capable ``ChatModel``) icons are captioned by it instead."""
         from lemmata.embeddings import get_embedder
+        from lemmata.errors import UsageError
+        from lemmata.gui.icon_anchor import EncodedIconAnchor
         from lemmata.gui.icons import IconSet, ModelCaptioner
         from lemmata.gui.ocr import OcrEngine
         from lemmata.settings import Settings
 
+        if icons not in ("encoder", "glyphs"):
+            raise UsageError(f"icons must be 'encoder' or 'glyphs', not {icons!r}")
         settings = settings or Settings.load()
         embedder = get_embedder(settings)
         ocr = OcrEngine(cache_dir=settings.data_dir / "ocr-cache")
-        captioner = ModelCaptioner(caption_model) if caption_model is not None else None
         icon_set = IconSet.fontawesome(settings.data_dir / "icon-cache")
-        icons = IconAnchor(icon_set, embedder, ocr=ocr, captioner=captioner)
-        return [TextAnchor(ocr, embedder), icons]
+        anchor: IconAnchor
+        if caption_model is not None:
+            anchor = IconAnchor(
+                icon_set, embedder, ocr=ocr, captioner=ModelCaptioner(caption_model)
+            )
+        elif icons == "glyphs":
+            anchor = IconAnchor(icon_set, embedder, ocr=ocr)
+        else:
+            anchor = EncodedIconAnchor.load(embedder, weights=weights, ocr=ocr, glyphs=icon_set)
+        return [TextAnchor(ocr, embedder), anchor]
 
     def screen(self, image: ImageInput, elements: list[Element] | None = None) -> Screen:
         img = load_image(image)

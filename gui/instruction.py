@@ -2,7 +2,12 @@
 
 ``parse_instruction("click the icon left of Save")`` gives the target phrase (``""`` here: any
 icon), a hint that the target is an icon, and the relation ``("left", "Save")``; ``'type into
-the "Email" field'`` gives ``"Email"``. The anchors match the phrase; :mod:`~lemmata.gui.ground`
+the "Email" field'`` gives ``"Email"``.
+
+Instructions worded as actions are read twice: ``"create a new text file"`` keeps its phrase
+(``"create new text file"``), names its ``subject`` (``"text file"``: what a label would say,
+the action words and "new" gone) and its ``action_text`` (``"create a new text file"``, only the
+clicking words gone: what an icon's meaning is matched with). The anchors match the phrase; :mod:`~lemmata.gui.ground`
 resolves relations by grounding the reference first.
 """
 
@@ -16,6 +21,8 @@ from lemmata.errors import UsageError
 __all__ = ["Query", "parse_instruction"]
 
 _VERBS = (
+    "click to",
+    "tap to",
     "click on",
     "click",
     "double click",
@@ -47,6 +54,22 @@ _VERBS = (
     "view",
 )
 _ARTICLES = {"the", "a", "an", "this", "that", "my"}
+# Verbs that say what the user wants done (not how to click): a label names the object
+_ACTIONS = {
+    "create", "make", "add", "start", "launch", "run", "switch", "change", "delete", "remove",
+    "close", "edit", "rename", "save", "download", "upload", "print", "share", "copy", "paste",
+    "cut", "undo", "redo", "refresh", "reload", "search", "show", "hide", "view", "restart",
+    "stop", "play", "pause", "insert", "attach", "send", "export", "import", "new", "go",
+    "return", "get", "see", "enter", "leave", "exit", "turn", "set", "manage", "browse", "open",
+}  # fmt: skip
+_PARTICLES = {"in", "out", "up", "off", "on", "to", "into", "back", "over", "down"}
+# what "close this panel" or "delete the selection" points at is the control, not a label
+_DEICTIC = {
+    "selection", "selected", "panel", "page", "window", "dialog", "item", "items", "view",
+    "one", "it", "this", "list", "results", "text", "current", "here", "them", "everything",
+}  # fmt: skip
+_CLICKS = ("click on", "click to", "click", "double click", "double-click", "right click",
+           "tap on", "tap to", "tap", "press", "hit", "select", "choose", "pick", "use")  # fmt: skip
 _ICON_WORDS = {"icon", "glyph", "symbol", "pictogram"}
 _ROLE_WORDS = {
     "button",
@@ -95,6 +118,41 @@ class Query:
     phrase: str
     kind: str | None = None
     relation: tuple[str, str] | None = None
+    subject: str = ""  # the phrase without its action words, when it had some
+    action_text: str = ""  # the instruction without clicking words, kind or role words
+
+
+def _subject(action: str) -> str:
+    """What a label would say for an instruction worded as an action ("create a new text
+    file" -> "text file"): the leading action words gone; empty when there were none, or when
+    nothing of substance is left ("sign in") or only words that point at the current thing
+    ("close this panel")."""
+    words = [w.strip(",;:") for w in action.split()]
+    while words and words[-1].lower() in _ICON_WORDS | _ROLE_WORDS - {"text"}:
+        words = words[:-1]
+    k = 0
+    while k < len(words) and words[k].lower() in _ACTIONS | _ARTICLES:
+        k += 1
+    rest = [w for w in words[k:] if w.lower() not in _ARTICLES]
+    if k == 0 or not any(len(w) >= 3 and w.lower() not in _PARTICLES | _DEICTIC for w in rest):
+        return ""
+    return " ".join(rest)
+
+
+def _action_text(text: str, *, roles: bool = False) -> str:
+    """The instruction as a user would say what they want: clicking words, kind and (unless
+    ``roles``) role words gone ("click the delete button" -> "delete")."""
+    words = text.strip().rstrip(".!?").split()
+    lowered = " ".join(words).lower()
+    for verb in sorted(_CLICKS, key=len, reverse=True):
+        if lowered.startswith(verb + " "):
+            words = words[len(verb.split()) :]
+            break
+    drop = _ICON_WORDS if roles else _ICON_WORDS | _ROLE_WORDS
+    kept = [w for w in words if w.lower().strip(",;:") not in drop]
+    while kept and kept[0].lower() in _ARTICLES:
+        kept = kept[1:]
+    return " ".join(kept)
 
 
 def _strip(text: str) -> tuple[str, str | None]:
@@ -141,4 +199,14 @@ def parse_instruction(instruction: str) -> Query:
         if ref:
             return Query(text, target, kind, (_DIRECTIONS[m.group("rel").lower()], ref))
     phrase, kind = _strip(text)
-    return Query(text, phrase or text, kind)
+    phrase = phrase or text
+    if kind == "text":  # a quoted label is what to read
+        return Query(text, phrase, kind)
+    action = _action_text(text)
+    return Query(
+        text,
+        phrase,
+        kind,
+        subject=_subject(_action_text(text, roles=True)),
+        action_text=action if action.lower() != phrase.lower() else "",
+    )

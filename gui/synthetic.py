@@ -13,8 +13,10 @@ icons, told apart by relations), ``dialog`` (a modal over a dimmed page); any of
 with device scale 1 or 2. Per screen: text targets, icon targets named by a label or search
 term of their glyph ("open the settings" for a gear), relational instructions ("the icon left
 of Save", "the trash icon right of Invoices"), and negative instructions naming something the
-screen does not have. Icons are Font Awesome Free glyphs, the set the offline icon anchor
-knows: on screens with other icon sets expect less.
+screen does not have. Icons are Font Awesome Free glyphs by default; with ``icon_sets`` they
+are SVG icons of other sets (:mod:`~lemmata.gui.icon_library`; the benchmark's seen and held-out
+splits) in mixed styles, sizes, stroke widths and colours, asked for by what they do ("open the
+settings", ``data/icon_instructions.json``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 
 from lemmata.gui.icons import _package_dir
 
-__all__ = ["LAYOUTS", "ScreenSpec", "generate", "icon_vocabulary", "screen_spec"]
+__all__ = ["LAYOUTS", "ScreenSpec", "generate", "icon_vocabulary", "screen_spec", "set_vocabulary"]
 
 LAYOUTS = ("form", "toolbar", "dense", "dialog")
 
@@ -312,9 +314,56 @@ FONTS = ("DejaVu Sans", "DejaVu Serif", "DejaVu Sans Mono", "DejaVu Sans Condens
 @dataclass(frozen=True)
 class _Icon:
     name: str
-    codepoint: int
+    codepoint: int  # a Font Awesome glyph, or 0 for an SVG icon
     phrases: tuple[str, ...]  # what an instruction may call it
     vocabulary: frozenset[str]  # every word it answers to
+    svgs: tuple[str, ...] = ()  # an SVG icon's variants (sets, styles): one is drawn at random
+    label: str = ""  # a name for "the ... icon right of X" when the phrases are actions
+
+
+_STOPWORDS = frozenset({"the", "a", "an", "to", "of", "it", "this", "my", "me", "on", "in", "up"})
+
+
+def _content(phrase: str) -> set[str]:
+    return {w for w in phrase.lower().replace("-", " ").split() if w not in _STOPWORDS}
+
+
+def set_vocabulary(icon_sets: tuple[str, ...], cache_dir: Path) -> dict[str, _Icon]:
+    """The UI glyphs (keyed like :data:`UI_ICONS`) drawn from other icon sets: each the glyphs of
+    the same concept in ``icon_sets`` (fetched into ``cache_dir`` when missing), asked for by what
+    they do ("open the settings"; ``data/icon_instructions.json``). A concept the sets lack, or
+    one with no such wording, is left out."""
+    from lemmata.gui.icon_library import SETS, concept_of, concepts, fetch_set, read_set
+
+    table = concepts()
+    wording = json.loads((Path(__file__).parent / "data" / "icon_instructions.json").read_text())
+    by_concept: dict[str, list[str]] = {}
+    for name in icon_sets:
+        if name not in SETS:
+            raise ValueError(f"unknown icon set {name!r}: known are {sorted(SETS)}")
+        root = fetch_set(SETS[name], Path(cache_dir) / "packages")
+        for e in read_set(SETS[name], root, table):
+            if e.path is not None and e.concept in wording:
+                by_concept.setdefault(e.concept, []).append(_svg_root(e.path.read_text()))
+    out = {}
+    for n in UI_ICONS:
+        c = concept_of(n, table)
+        if c not in by_concept:
+            continue
+        phrases = tuple(wording[c])
+        vocab = set().union(*(_content(p) for p in [c, *table.names.get(c, []), *phrases]))
+        out[n] = _Icon(n, 0, phrases, frozenset(vocab), tuple(by_concept[c]), c.replace("-", " "))
+    return out
+
+
+def _svg_root(svg: str) -> str:
+    """An SVG's markup from its root element on, drawing in the current colour."""
+    start = svg.find("<svg")
+    svg = svg[start:] if start >= 0 else svg
+    head = svg[: svg.find(">")]
+    if "fill=" not in head:  # filled sets leave the colour to the default black
+        svg = svg.replace("<svg", '<svg fill="currentColor"', 1)
+    return svg
 
 
 def icon_vocabulary() -> dict[str, _Icon]:
@@ -349,6 +398,7 @@ class ScreenSpec:
 class _Builder:
     def __init__(self, rng: random.Random, icons: dict[str, _Icon]) -> None:
         self.rng, self.icons = rng, icons
+        self.pool = [n for n in UI_ICONS if n in icons]  # the glyphs this screen may draw
         self.n = 0
         self.texts: list[tuple[str, str]] = []  # (target id, label) of text targets
         self.icon_targets: list[tuple[str, str]] = []  # (target id, glyph name)
@@ -369,13 +419,30 @@ class _Builder:
     def icon(self, name: str, cls: str = "ib", with_label: str | None = None) -> str:
         t = self.tid()
         self.icon_targets.append((t, name))
-        glyph = f'<span class="fa" data-target="{t}">&#x{self.icons[name].codepoint:x};</span>'
+        icon = self.icons[name]
+        if icon.svgs:
+            glyph = self._svg(icon, t)
+        else:
+            glyph = f'<span class="fa" data-target="{t}">&#x{icon.codepoint:x};</span>'
         if with_label:
             lt = self.tid()
             self.texts.append((lt, with_label))
             self.labels.add(with_label.lower())
             return f'<span class="{cls}">{glyph}<span data-target="{lt}">{html.escape(with_label)}</span></span>'
         return f'<span class="{cls}">{glyph}</span>'
+
+    def _svg(self, icon: _Icon, t: str) -> str:
+        """One of the icon's SVGs at a random size, colour and (for outline sets) stroke."""
+        rng = self.rng
+        svg = rng.choice(icon.svgs)
+        if 'stroke-width="2"' in svg:
+            svg = svg.replace('stroke-width="2"', f'stroke-width="{rng.choice([1.5, 2, 2.5])}"')
+        px = rng.choice([14, 16, 18, 20, 24, 28, 32])
+        colour = rng.choice(["inherit", "inherit", "var(--accent)", "#6e7781"])
+        return (
+            f'<span class="svgi" data-target="{t}" style="width:{px}px;height:{px}px;'
+            f'color:{colour}">{svg}</span>'
+        )
 
     def field(self, placeholder: str) -> str:
         t = self.tid()
@@ -402,7 +469,7 @@ def _icon_phrase(b: _Builder, name: str) -> str | None:
     a text on the screen."""
     others = [b.icons[n].vocabulary for _, n in b.icon_targets if n != name]
     for phrase in b.rng.sample(list(b.icons[name].phrases), len(b.icons[name].phrases)):
-        words = set(phrase.split())
+        words = _content(phrase)
         if any(words & o for o in others) or phrase in b.labels:
             continue
         return phrase
@@ -413,7 +480,7 @@ def _css(theme: dict[str, str], font: str, size: int, fa: Path) -> str:
     return f"""
 @font-face {{ font-family: FA; src: url('{fa.as_uri()}'); }}
 * {{ box-sizing: border-box; }}
-body {{ margin: 0; background: {theme["bg"]}; color: {theme["fg"]}; font-family: '{font}';
+body {{ --accent: {theme["accent"]}; margin: 0; background: {theme["bg"]}; color: {theme["fg"]}; font-family: '{font}';
   font-size: {size}px; }}
 .fa {{ font-family: FA; font-weight: 900; display: inline-block; line-height: 1; }}
 .bar {{ display: flex; align-items: center; gap: 14px; padding: 10px 18px;
@@ -424,6 +491,8 @@ body {{ margin: 0; background: {theme["bg"]}; color: {theme["fg"]}; font-family:
   border-radius: 6px; padding: 7px 16px; margin: 4px; }}
 .ib {{ display: inline-flex; align-items: center; gap: 6px; padding: 6px; font-size: 1.15em; }}
 .ib .fa {{ font-size: 1.2em; }}
+.svgi {{ display: inline-block; line-height: 0; }}
+.svgi svg {{ width: 100%; height: 100%; }}
 .in {{ font: inherit; color: {theme["fg"]}; background: {theme["bg"]}; border: 1px solid #8889;
   border-radius: 4px; padding: 7px 10px; width: 280px; margin: 6px 0; display: block; }}
 .item {{ padding: 5px 10px; }}
@@ -441,7 +510,7 @@ body {{ margin: 0; background: {theme["bg"]}; color: {theme["fg"]}; font-family:
 
 def _form(b: _Builder) -> str:
     rng = b.rng
-    header_icons = rng.sample(UI_ICONS, rng.randint(3, 5))
+    header_icons = rng.sample(b.pool, rng.randint(3, 5))
     fields = rng.sample(FIELDS, rng.randint(3, 6))
     buttons = rng.sample(BUTTONS, rng.randint(2, 4))
     head = "".join(b.icon(n) for n in header_icons)
@@ -464,7 +533,7 @@ def _toolbar(b: _Builder) -> str:
     menus = "".join(b.plain(m, "menu") for m in rng.sample(MENUS, rng.randint(4, 8)))
     tools = []
     labelled = rng.sample(BUTTONS, 3)
-    for i, n in enumerate(rng.sample(UI_ICONS, rng.randint(8, 14))):
+    for i, n in enumerate(rng.sample(b.pool, rng.randint(8, 14))):
         tools.append(b.icon(n, with_label=labelled[i] if i < 3 and rng.random() < 0.6 else None))
     rng.shuffle(tools)
     doc = "".join(f"<p>{b.sentence(rng.randint(10, 20))}</p>" for _ in range(rng.randint(3, 6)))
@@ -482,7 +551,9 @@ def _dense(b: _Builder) -> str:
     side = "".join(b.plain(x) for x in chosen[:cut])
     rows = []
     names = chosen[cut:]
-    actions = rng.sample(["pen", "trash", "eye", "copy", "download", "share-nodes"], 2)
+    actions = rng.sample(
+        [a for a in ("pen", "trash", "eye", "copy", "download", "share-nodes") if a in b.icons], 2
+    )
     for name in names:
         cells = b.plain(name, "cell") + "".join(
             f'<span class="cell">{rng.randint(10, 9999)}</span>' for _ in range(2)
@@ -534,13 +605,16 @@ def _instructions(b: _Builder, layout: str) -> list[dict[str, Any]]:
         phrase = _icon_phrase(b, n)
         if phrase is None:
             continue
-        form = rng.choice(["click the {p} icon", "{p}", "open {p}", "tap the {p} button"])
+        if b.icons[n].svgs:  # asked for by what it does: the wording is the instruction
+            form = rng.choice(["{p}", "{p}", "click to {p}"])
+        else:
+            form = rng.choice(["click the {p} icon", "{p}", "open {p}", "tap the {p} button"])
         out.append({"instruction": form.format(p=phrase), "target": t, "ui_type": "icon"})
     # relations
     if rows:
         name, pair = rng.choice(rows)
         t, n = rng.choice(pair)
-        phrase = b.icons[n].phrases[0]
+        phrase = b.icons[n].label or b.icons[n].phrases[0]
         out.append(
             {
                 "instruction": f"click the {phrase} icon right of {name}",
@@ -555,9 +629,7 @@ def _instructions(b: _Builder, layout: str) -> list[dict[str, Any]]:
         if b.icon_targets
         else set()
     )
-    absent = [
-        x for x in BUTTONS if x.lower() not in b.labels and not set(x.lower().split()) & present
-    ]
+    absent = [x for x in BUTTONS if x.lower() not in b.labels and not _content(x) & present]
     out.append(
         {
             "instruction": f"click the {rng.choice(absent)} button",
@@ -565,13 +637,14 @@ def _instructions(b: _Builder, layout: str) -> list[dict[str, Any]]:
             "ui_type": "text",
         }
     )
-    for n in rng.sample(UI_ICONS, len(UI_ICONS)):
+    for n in rng.sample(b.pool, len(b.pool)):
         phrase = b.icons[n].phrases[0]
-        if n in {m for _, m in b.icon_targets} or set(phrase.split()) & present:
+        if n in {m for _, m in b.icon_targets} or _content(phrase) & present:
             continue
         if phrase in b.labels:
             continue
-        out.append({"instruction": f"click the {phrase} icon", "target": None, "ui_type": "icon"})
+        neg = phrase if b.icons[n].svgs else f"click the {phrase} icon"
+        out.append({"instruction": neg, "target": None, "ui_type": "icon"})
         break
     return out
 
@@ -628,10 +701,16 @@ def generate(
     layouts: tuple[str, ...] = LAYOUTS,
     progress: Any = None,
     overwrite: bool = False,
+    icon_sets: tuple[str, ...] | None = None,
+    cache_dir: str | Path | None = None,
 ) -> Path:
     """Render ``n`` screens into ``out_dir`` (ScreenSpot-Pro format) and return the path of
     ``annotations.json``. ``progress(i, n)`` is called after each screen. A folder that
-    already holds an ``annotations.json`` is refused unless ``overwrite``."""
+    already holds an ``annotations.json`` is refused unless ``overwrite``.
+
+    Icons are Font Awesome glyphs asked for by name, or with ``icon_sets`` (names of
+    :data:`~lemmata.gui.icon_library.SETS`, fetched into ``cache_dir``) SVG icons of those sets
+    in mixed styles, sizes and colours, asked for by what they do."""
     from lemmata.errors import UsageError
     from lemmata.gui.render import Browser
 
@@ -645,7 +724,12 @@ def generate(
         )
     (out / "images").mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
-    icons = icon_vocabulary()
+    if icon_sets:
+        if cache_dir is None:
+            raise UsageError("icon_sets needs a cache_dir to fetch the sets into")
+        icons = set_vocabulary(tuple(icon_sets), Path(cache_dir))
+    else:
+        icons = icon_vocabulary()
     annotations: list[dict[str, Any]] = []
     with Browser() as browser:
         for i in range(n):

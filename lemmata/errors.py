@@ -15,6 +15,9 @@ class                          code                         raised when
 ``MissingDependency``          ``missing_dependency``       an optional package is not installed
 ``ToolNotFound``               ``tool_not_found``           a system program (coqc, tesseract...)
                                                             is not on PATH
+``ConfinementUnavailable``     ``confinement_unavailable``  untrusted input must run confined
+                                                            (lemmata.confine) and bubblewrap is
+                                                            missing or cannot work here
 ``DataSourceError``            ``data_source``              a database or data folder cannot be
                                                             opened or read
 ``ImageError``                 ``image``                    an image is missing, corrupt, empty
@@ -45,6 +48,7 @@ from __future__ import annotations
 __all__ = [
     "AuthenticationFailed",
     "ConfigError",
+    "ConfinementUnavailable",
     "DataSourceError",
     "ImageError",
     "LemmataError",
@@ -209,3 +213,10 @@ class ModelOutputError(ModelError):
     def __init__(self, message: str, raw: str | None = None) -> None:
         super().__init__(message)
         self.raw = raw
+
+
+class ConfinementUnavailable(LemmataError):
+    """Untrusted input must run confined (:mod:`lemmata.confine`) and it cannot be here: the
+    message says why (bubblewrap missing, no user namespaces) and how to fix it."""
+
+    code = "confinement_unavailable"

@@ -109,6 +109,12 @@ class Settings(BaseSettings):
         description="'minilm' (bundled all-MiniLM-L6-v2, offline), "
         "'sentence-transformers:NAME_OR_PATH', or 'litellm:MODEL'.",
     )
+    untrusted_input: bool = Field(
+        default=False,
+        description="Treat statements, proofs and headers as untrusted (the MCP server, the "
+        "agent, `--untrusted`): verifiers run confined (bubblewrap: a scratch folder, no "
+        "network, the file system read-only) and refuse to start where that cannot work.",
+    )
     coqtop: str | None = Field(default=None, description="The coqtop program (default: from PATH).")
     lean_repl: str | None = Field(
         default=None, description="Command line of the Lean REPL (default: `repl` from PATH)."

@@ -4,7 +4,8 @@ Episodes (utterances, observations, actions) are appended durably to SQLite and 
 the write path into propositional facts (with tags, entities, validity in time and their
 source episodes) and prescriptive procedures (subgoal -> steps, with outcomes). Retrieval is
 hybrid and indexed (dense vectors in chromadb, BM25 in SQLite FTS5, tags and entities, graph
-hops, recency, credibility, validity), fused by reciprocal rank and packed into a token
+hops, a Personalized PageRank walk over the entity graph that links facts across sessions,
+recency, credibility, validity), fused by reciprocal rank and packed into a token
 budget; every item carries the ids of exactly the episodes it came from.
 
 >>> from lemmata.memory import Memory                              # doctest: +SKIP

@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from lemmata.cli_kit import JsonOpt, console, progress_bar, settings_of
+
 if TYPE_CHECKING:
     from lemmata.memory.core import Memory
 
-__all__ = ["app"]
+__all__ = ["app", "register"]
 
 app = typer.Typer(
     help="PlugMem memory: ingest episodes, query knowledge, inspect the graph, rebuild the index.",
@@ -41,19 +43,11 @@ _IndexOpt = Annotated[
     str | None,
     typer.Option("--index", help="A Chroma server URL instead of the embedded index."),
 ]
-_JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")]
 
 
-def _settings(ctx: typer.Context) -> Any:
-    from lemmata.cli import _state
-
-    return _state(ctx).settings
-
-
-def _console(stderr: bool = False) -> Any:
-    from rich.console import Console
-
-    return Console(stderr=stderr, highlight=False)
+def register(parent: typer.Typer) -> None:
+    """Add ``memory ...`` to ``parent`` (the ``lemmata`` CLI)."""
+    parent.add_typer(app, name="memory")
 
 
 @contextmanager
@@ -68,7 +62,7 @@ def _open(
     from lemmata.llm import get_model
     from lemmata.memory.core import Memory
 
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     mem = Memory(
         path,
         user=user,
@@ -85,16 +79,7 @@ def _open(
 
 
 def _consolidate(mem: Memory, label: str) -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    with Progress(
-        f"[bold]{label}[/]",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=_console(stderr=True),
-        transient=True,
-    ) as bar:
+    with progress_bar(label, console(stderr=True), transient=True) as bar:
         task = bar.add_task(label, total=mem.pending() or None)
         return mem.consolidate(progress=lambda done, total: bar.update(task, completed=done))
 
@@ -118,7 +103,7 @@ def _ingest(
             "--structure/--no-structure", help="Structure the episodes into knowledge now."
         ),
     ] = True,
-    as_json: _JsonOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Store a file's episodes (all or none), then structure them into facts and procedures.
 
@@ -157,7 +142,7 @@ def _ingest(
     if as_json:
         typer.echo(json.dumps(out))
         return
-    con = _console()
+    con = console()
     for entry in out["namespaces"]:
         tail = (
             f": {entry['facts']} facts, {entry['procedures']} procedures "
@@ -197,7 +182,7 @@ def _query(
     agent: _AgentOpt = None,
     session: _SessionOpt = None,
     index: _IndexOpt = None,
-    as_json: _JsonOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """The knowledge most relevant to TEXT, each item with the episodes it came from."""
     with _open(ctx, path, user, agent, session, index) as mem:
@@ -212,9 +197,9 @@ def _query(
             if as_json:
                 typer.echo(answer.model_dump_json())
             else:
-                _console().print(answer.answer or "", markup=False)
+                console().print(answer.answer or "", markup=False)
                 cites = ", ".join(answer.cited) or "nothing"
-                _console().print(f"({answer.model}; cites {cites})", markup=False, style="dim")
+                console().print(f"({answer.model}; cites {cites})", markup=False, style="dim")
             return
         result = mem.retrieve(
             text, k=k, budget_tokens=budget_tokens, as_of=as_of, include_history=history
@@ -235,9 +220,9 @@ def _query(
     for n, item in enumerate(result.items, 1):
         when = f" (until {item.valid_to:%Y-%m-%d})" if item.valid_to else ""
         table.add_row(str(n), item.id, item.text + when, ", ".join(item.provenance))
-    _console().print(table)
+    console().print(table)
     if not result.items:
-        _console(stderr=True).print("nothing matched in this namespace", markup=False)
+        console(stderr=True).print("nothing matched in this namespace", markup=False)
 
 
 @app.command("inspect")
@@ -250,7 +235,7 @@ def _inspect(
     user: _UserOpt = None,
     agent: _AgentOpt = None,
     session: _SessionOpt = None,
-    as_json: _JsonOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Counts, a sample of the knowledge graph and the latest changes (the audit log)."""
     with _open(ctx, path, user, agent, session) as mem:
@@ -276,7 +261,7 @@ def _inspect(
         return
     from rich.table import Table
 
-    con = _console()
+    con = console()
     counts = Table("what", "count", title=f"{stats['namespace']} at {stats['path']}")
     for key, value in stats.items():
         if key not in ("namespace", "path"):
@@ -306,17 +291,17 @@ def _reindex(
     user: _UserOpt = None,
     agent: _AgentOpt = None,
     index: _IndexOpt = None,
-    as_json: _JsonOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Rebuild the namespace's vector index from the SQLite log (the source of truth)."""
     with _open(ctx, path, user, agent, None, index) as mem:
-        with _console(stderr=True).status(f"re-embedding {mem.namespace}..."):
+        with console(stderr=True).status(f"re-embedding {mem.namespace}..."):
             n = mem.reindex()
         where = mem.index.name
     if as_json:
         typer.echo(json.dumps({"indexed": n, "index": where}))
     else:
-        _console().print(f"indexed {n} items into {where}", markup=False)
+        console().print(f"indexed {n} items into {where}", markup=False)
 
 
 @app.command("forget")
@@ -334,7 +319,7 @@ def _forget(
     user: _UserOpt = None,
     agent: _AgentOpt = None,
     index: _IndexOpt = None,
-    as_json: _JsonOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Remove items, episodes or a session from every retrieval path (audited)."""
     if not ids and not episode and forget_session is None:
@@ -344,6 +329,6 @@ def _forget(
     if as_json:
         typer.echo(json.dumps({"items": report.items, "episodes": report.episodes}))
     else:
-        _console().print(
+        console().print(
             f"forgot {len(report.items)} items and {len(report.episodes)} episodes", markup=False
         )

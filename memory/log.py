@@ -6,7 +6,10 @@ when the namespace has one) in its ``WHERE`` clause; no method takes an id alone
 
 Tables: ``episodes``; ``items`` (facts and procedures); ``item_sources`` (item -> episode, the
 provenance edges); ``item_context`` (the episodes whose words an item is also searched by);
-``item_terms`` (tags and entities); ``subgoals``; ``items_fts`` (FTS5 with the
+``item_terms`` (tags and entities: the entity graph's edges); ``entities`` (the graph's
+nodes, one per normalised name or tag, with its kind and fact count, kept by triggers on
+``item_terms``; see :mod:`~lemmata.memory.graph`; a schema-1 file gains it on first open);
+``subgoals``; ``items_fts`` (FTS5 with the
 Porter stemmer, BM25-ranked); ``audit``; ``meta``; ``documents``; ``segment_retries`` (a
 session whose pending episodes an extractor failed on: which, how often in a row, the last
 error, and when that extractor is due to try again; another extractor need not wait).
@@ -44,11 +47,19 @@ from pathlib import Path
 from typing import Any
 
 from lemmata.errors import LemmataError
+from lemmata.memory.graph import (
+    GRAPH_TERM_SQL,
+    classify_entity,
+    entity_key,
+    graph_term,
+    set_kinds,
+)
+from lemmata.memory.text import entities
 from lemmata.memory.types import AuditEntry, Episode, Namespace
 
 __all__ = ["ItemRow", "MemoryLog", "StoreError"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -116,6 +127,23 @@ END;
 CREATE TRIGGER IF NOT EXISTS item_counts_remove AFTER DELETE ON items BEGIN
     UPDATE item_counts SET n = n - 1 WHERE user = OLD.user AND agent = OLD.agent;
 END;
+CREATE TABLE IF NOT EXISTS entities (
+    user TEXT NOT NULL, agent TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
+    items INTEGER NOT NULL, PRIMARY KEY (user, agent, id)
+);
+CREATE TRIGGER IF NOT EXISTS entities_link AFTER INSERT ON item_terms
+WHEN {new_term} BEGIN
+    INSERT INTO entities (user, agent, id, kind, items) VALUES (NEW.user, NEW.agent, NEW.term,
+        CASE NEW.kind WHEN 'entity' THEN 'object' ELSE 'concept' END, 1)
+    ON CONFLICT (user, agent, id) DO UPDATE SET items = items + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS entities_unlink AFTER DELETE ON item_terms
+WHEN {old_term} BEGIN
+    UPDATE entities SET items = items - 1
+    WHERE user = OLD.user AND agent = OLD.agent AND id = OLD.term;
+    DELETE FROM entities
+    WHERE user = OLD.user AND agent = OLD.agent AND id = OLD.term AND items <= 0;
+END;
 CREATE TABLE IF NOT EXISTS documents (
     user TEXT NOT NULL, agent TEXT NOT NULL, session TEXT, ns TEXT NOT NULL, key TEXT NOT NULL,
     value TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
@@ -124,7 +152,9 @@ CREATE TABLE IF NOT EXISTS documents (
 );
 CREATE INDEX IF NOT EXISTS documents_expiry ON documents (user, agent, expires_at)
     WHERE expires_at IS NOT NULL;
-"""
+""".replace("{new_term}", GRAPH_TERM_SQL.format(t="NEW.term")).replace(
+    "{old_term}", GRAPH_TERM_SQL.format(t="OLD.term")
+)
 
 
 class StoreError(LemmataError):
@@ -190,6 +220,9 @@ class MemoryLog:
             had_counts = self._db.execute(
                 "SELECT 1 FROM sqlite_master WHERE name = 'item_counts'"
             ).fetchone()
+            had_entities = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'entities'"
+            ).fetchone()
             self._db.executescript(_SCHEMA)
             if not had_counts:  # a file from before the counts table: count once
                 self._db.execute(
@@ -210,6 +243,42 @@ class MemoryLog:
                 f"{self.path} was written by a newer Lemmata (schema {version[0]}); upgrade lemmata"
             )
         self._lock = threading.RLock()
+        if not had_entities:  # a file from schema 1: the graph's nodes from its stored edges
+            self._link_entities()
+        if version is not None and int(version[0]) < SCHEMA_VERSION:
+            self.set_meta("schema", str(SCHEMA_VERSION))
+
+    def _link_entities(self) -> None:
+        """Build ``entities`` from the ``item_terms`` already stored (once, when a schema-1
+        file is first opened): one node per term with its fact count, then the named ones'
+        kinds from a fact that mentions them and the speakers of their (user, agent) pair."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO entities (user, agent, id, kind, items) "
+                "SELECT user, agent, term, CASE WHEN max(kind = 'entity') THEN 'object' "
+                "ELSE 'concept' END, count(*) FROM item_terms "
+                f"WHERE {GRAPH_TERM_SQL.format(t='term')} GROUP BY user, agent, term"
+            )
+            # the named things among them, found again in the facts' text (a name may have
+            # been stored as a tag), each with the first fact that mentions it
+            named: dict[tuple[str, str], dict[str, str]] = {}
+            for user, agent, text in db.execute("SELECT user, agent, text FROM items"):
+                mentions = named.setdefault((user, agent), {})
+                for name in entities(text):
+                    key = entity_key(name)
+                    if key and graph_term(key):
+                        mentions.setdefault(key, text)
+            for (user, agent), mentions in named.items():
+                people = [
+                    str(r[0]).lower()
+                    for r in db.execute(
+                        "SELECT DISTINCT speaker FROM episodes WHERE user=? AND agent=? "
+                        "AND speaker IS NOT NULL",
+                        (user, agent),
+                    )
+                ]
+                kinds = {key: classify_entity(key, text, people) for key, text in mentions.items()}
+                set_kinds(db, Namespace(user=user, agent=agent, session=None), kinds)
 
     def close(self) -> None:
         with self._lock:
@@ -463,11 +532,19 @@ class MemoryLog:
                 [(ns.user, ns.agent, row.id, e) for e in row.context_sources],
             )
         self.add_sources(db, ns, row.id, row.sources)
+        # named things go in by their normalised key, so that every mention is one node
+        named = list(
+            dict.fromkeys(entity_key(e) if graph_term(e) else e for e in row.entities if e.strip())
+        )
         db.executemany(
             "INSERT OR IGNORE INTO item_terms (user, agent, term, item_id, kind) VALUES (?,?,?,?,?)",
             [(ns.user, ns.agent, t, row.id, "tag") for t in row.tags]
-            + [(ns.user, ns.agent, e, row.id, "entity") for e in row.entities],
+            + [(ns.user, ns.agent, e, row.id, "entity") for e in named if e],
         )
+        nodes = [e for e in named if e and graph_term(e)]
+        if nodes:
+            people = self.speakers_named(ns, nodes)
+            set_kinds(db, ns, {e: classify_entity(e, row.text, people) for e in nodes})
         return True
 
     def add_sources(

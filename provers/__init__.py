@@ -62,17 +62,39 @@ BACKENDS = ("coq", "lean")
 
 
 def make_verifier(
-    backend: str, settings: Settings, *, timeout_s: float | None = None, reuse: bool = True
+    backend: str,
+    settings: Settings,
+    *,
+    timeout_s: float | None = None,
+    reuse: bool = True,
+    untrusted: bool | None = None,
+    trusted_header: bool = False,
 ) -> Verifier:
     """The verifier for ``backend`` as the settings configure it.
 
-    Raises :class:`~lemmata.errors.ToolNotFound` (with how to install it) when the backend's
-    program is missing, ``ValueError`` for an unknown backend.
+    ``untrusted`` (default: the ``untrusted_input`` setting) runs the prover confined
+    (:mod:`lemmata.confine`); ``trusted_header=True`` skips the header screen, for headers the
+    caller wrote. Raises :class:`~lemmata.errors.ToolNotFound` (with how to install it) when
+    the backend's program is missing, :class:`~lemmata.errors.ConfinementUnavailable` when
+    input is untrusted and cannot be confined here, ``ValueError`` for an unknown backend.
     """
     limit = timeout_s or settings.verifier_timeout_s
+    confined = settings.untrusted_input if untrusted is None else untrusted
     if backend == "coq":
-        return CoqTop(settings.coqtop, timeout_s=limit, reuse=reuse)
+        return CoqTop(
+            settings.coqtop,
+            timeout_s=limit,
+            reuse=reuse,
+            untrusted=confined,
+            trusted_header=trusted_header,
+        )
     if backend == "lean":
         command = shlex.split(settings.lean_repl) if settings.lean_repl else None
-        return LeanRepl(command, project=settings.lean_project, timeout_s=limit)
+        return LeanRepl(
+            command,
+            project=settings.lean_project,
+            timeout_s=limit,
+            untrusted=confined,
+            trusted_header=trusted_header,
+        )
     raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")

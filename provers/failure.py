@@ -25,7 +25,11 @@ header_error          ``Cannot find a physical path bound to      ``unknown modu
 ====================  ==========================================  ===============================
 
 ``vacuous`` is no message of either prover: the search sets it when the hypotheses contradict
-each other. :func:`failure_signature` names a failure for deduplication, with its numbers,
+each other. Nor are the soundness classes: ``assumed_guarded``, ``assumed_positive`` and
+``unsafe_universes`` come from what Coq's ``Print Assumptions`` says of the finished proof
+(:func:`~lemmata.provers.coq.output.read_assumptions`), ``unsafe_input`` from the screens that
+refuse input before it reaches a prover (:mod:`lemmata.provers.coq.screen`,
+:mod:`lemmata.provers.lean.screen`). :func:`failure_signature` names a failure for deduplication, with its numbers,
 fresh names and positions normalised away.
 
 >>> classify_lean("unsolved goals\\n⊢ Nat").kind.value

@@ -39,6 +39,15 @@ class FailureKind(enum.StrEnum):
     (unification), ``TACTIC_FAILED``, ``UNSOLVED_GOALS``, ``TIMEOUT``, ``HEADER_ERROR`` (the
     environment, not the proof), ``VACUOUS`` (the hypotheses contradict each other: provable,
     but not a proof of anything).
+
+    Soundness: a proof that leans on a switched-off checker fails with the checker's own
+    kind, whatever else it did right: ``ASSUMED_GUARDED`` (a fixpoint whose termination was
+    not checked: Coq's "is assumed to be guarded"), ``ASSUMED_POSITIVE`` (an inductive type
+    whose positivity was not checked), ``UNSAFE_UNIVERSES`` (universe checking off or
+    type-in-type: "relies on an unsafe hierarchy"). ``UNSAFE_INPUT``: the input was refused
+    before it reached the prover, because it would write or load files, run code, or switch
+    a checker off (``Redirect``, ``Declare ML Module``, ``Unset Guard Checking``, Lean's
+    ``#eval``/``run_cmd``...).
     """
 
     UNKNOWN_IDENTIFIER = "unknown_identifier"
@@ -55,6 +64,10 @@ class FailureKind(enum.StrEnum):
     NAME_CLASH = "name_clash"
     NOT_A_PRODUCT = "not_a_product"
     VACUOUS = "vacuous"
+    ASSUMED_GUARDED = "assumed_guarded"
+    ASSUMED_POSITIVE = "assumed_positive"
+    UNSAFE_UNIVERSES = "unsafe_universes"
+    UNSAFE_INPUT = "unsafe_input"
     CRASH = "crash"
     OTHER = "other"
 

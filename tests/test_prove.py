@@ -290,3 +290,25 @@ def test_existing_results_are_not_overwritten_by_accident(tmp_path: Path, coqtop
     assert out.read_text() == '{"id": "kept", "status": "proved"}\n'  # nothing lost
     assert lemmata("prove", str(path), "--out", str(out), "--overwrite").returncode == 0
     assert set(results(out)) == {"x"}
+
+
+def test_wz_time_limit_follows_the_settings(tmp_path: Path, monkeypatch, capsys) -> None:
+    """`--method wz` without --timeout takes the settings' limit; --timeout overrides it."""
+    from lemmata.cli import main
+
+    path = write_jsonl(
+        tmp_path / "ids.jsonl",
+        [{"id": "franel", "lhs": "Sum(binomial(n, k)**3, (k, 0, n))", "rhs": None, "n_min": 0}],
+    )
+
+    def verdict(*extra: str) -> str:
+        with pytest.raises(SystemExit) as done:
+            main(["prove", str(path), "--method", "wz", "--out-dir", str(tmp_path / "o"),
+                  "--overwrite", "--json", *extra])  # fmt: skip
+        assert done.value.code == 0, capsys.readouterr().err
+        capsys.readouterr()
+        return json.loads((tmp_path / "o" / "results.jsonl").read_text())["verdict"]
+
+    monkeypatch.setenv("LEMMATA_VERIFIER_TIMEOUT_S", "0.01")
+    assert verdict() == "failed"  # no time for Zeilberger's recurrence
+    assert verdict("--timeout", "60") == "recurrence-only"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -39,17 +40,27 @@ def theorems() -> list[Theorem]:
 
 
 def test_workers_on_a_local_ray_instance(ray_module, coqtop_path, tmp_path: Path) -> None:
-    from lemmata.provers.ray_workers import RayCluster
+    """run_batch over Ray workers; the instance is started for the run and gone after it."""
+    import functools
+
+    from lemmata.provers.ray_workers import RayCluster, check_worker, remote_settings
 
     out = tmp_path / "ray.jsonl"
-    settings = Settings.load(config_file=None)
-    with RayCluster("local", "coq", settings, 20) as cluster:
-        summary = run_batch(theorems(), cluster.make_worker, out=out, workers=2, timeout=20)
+    settings = remote_settings(Settings.load(config_file=None))
+    with RayCluster("local", workers=2) as cluster:
+        build = functools.partial(check_worker, "coq", settings, 20)
+        summary = run_batch(
+            theorems(), cluster.factory(build, "coq"), out=out, workers=2, timeout=20
+        )
+        actors = set(cluster.actor_ids)
+        node = ray_module.get_runtime_context().get_node_id()
     assert not ray_module.is_initialized()
     rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert summary.counts == {"proved": 4, "failed": 1}
     assert rows["bad"]["failure_mode"]["kind"] == "type_mismatch"
     assert all(r["backend"] == "coq" for r in rows.values())
+    assert {r["ray_node_id"] for r in rows.values()} == {node}
+    assert {r["ray_actor_id"] for r in rows.values()} <= actors and len(actors) == 2
 
 
 def test_cli_joins_a_running_cluster_by_address(ray_module, coqtop_path, tmp_path: Path) -> None:
@@ -88,6 +99,7 @@ def test_cli_joins_a_running_cluster_by_address(ray_module, coqtop_path, tmp_pat
         path = tmp_path / "in.jsonl"
         path.write_text("".join(json.dumps(t.__dict__) + "\n" for t in theorems()))
         out = tmp_path / "r.jsonl"
+        # As Ray asks of every client of a cluster with token authentication.
         run = subprocess.run(
             [
                 str(Path(sys.executable).with_name("lemmata")),
@@ -103,12 +115,17 @@ def test_cli_joins_a_running_cluster_by_address(ray_module, coqtop_path, tmp_pat
             ],
             capture_output=True,
             text=True,
-            env=env,
+            env=env | {"RAY_AUTH_MODE": "token"},
             timeout=300,
         )
         assert run.returncode == 0, run.stderr[-2000:]
         summary = json.loads(run.stdout)
-        assert (summary["proved"], summary["failed"]) == (4, 1)
+        assert (summary["proved"], summary["failed"], summary["ray"]) == (4, 1, f"127.0.0.1:{port}")
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        # Node and actor ids as the cluster's actors read them from Ray's runtime context.
+        assert all(re.fullmatch("[0-9a-f]{56}", r["ray_node_id"]) for r in rows)
+        assert len({r["ray_node_id"] for r in rows}) == 1
+        assert 1 <= len({r["ray_actor_id"] for r in rows}) <= 2
     finally:
         subprocess.run([ray_cli, "stop", "--force"], capture_output=True, env=env, timeout=120)
 
@@ -121,4 +138,4 @@ def test_ray_missing_says_how_to_install(monkeypatch) -> None:
     monkeypatch.setattr(deps, "missing_modules", lambda pairs: ["ray"])
     monkeypatch.setattr("lemmata.provers.ray_workers.require_extra", deps.require_extra)
     with pytest.raises(MissingDependency, match=r"lemmata\[ray\]"):
-        RayCluster("local", "coq", Settings.load(config_file=None), 10)
+        RayCluster("local")

@@ -8,14 +8,22 @@ from pathlib import Path
 
 import pytest
 
-from lemmata.agents.research.realdata import DATASETS, available, build, evaluate_real
+from lemmata.agents.research.realdata import (
+    DATASETS,
+    DEVELOPMENT,
+    HELD_OUT,
+    available,
+    build,
+    evaluate_real,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
-# Measured with the offline explorer: 35 of the 50 facts (0.70), every insight true of the data.
-# The facts were written from the documentation first; what the agent misses stays missed
-# (weak correlations in large samples, tests on 50 states, a share of 63% in two classes).
-RECALL_AT_LEAST = 0.66
+# Measured with the offline explorer: 40 of the 50 facts (0.80; 0.81 on the development half,
+# 0.79 on the held-out half of realdata.HELD_OUT), every insight true of the data. The facts
+# were written from the documentation first; what the agent misses stays missed (tests on 50
+# states, small designed experiments, a share of 63% in two classes).
+RECALL_AT_LEAST = 0.76
 
 
 def test_every_fact_names_its_source_and_a_table_of_its_data_set() -> None:
@@ -61,3 +69,14 @@ def test_the_agent_finds_the_published_facts(tmp_path: Path) -> None:
     assert suite.precision >= 0.9
     # Facts on a table linked to another are found across the link.
     assert "grunfeld" not in suite.to_dict()["missed"]
+
+
+def test_the_held_out_half_is_a_fixed_rule_and_both_halves_hold_facts() -> None:
+    # Every second name in alphabetical order is held out: a rule set before any miss was
+    # looked at, so that no data set was moved between halves for its results.
+    names = sorted(DATASETS)
+    assert sorted(HELD_OUT) == names[1::2] and sorted(DEVELOPMENT) == names[0::2]
+    for half in (HELD_OUT, DEVELOPMENT):
+        facts = [f for n in half for f in DATASETS[n].facts]
+        assert len(facts) >= 20
+        assert {f.item.kind for f in facts} >= {"correlation", "group_difference", "trend"}

@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from lemmata.provers.wz.identity import IdentityError, N, parse_identity, read_identities
+from lemmata.provers.wz.identity import (
+    IdentityError,
+    N,
+    WZIdentity,
+    parse_identity,
+    read_identities,
+)
 from lemmata.provers.wz.lean_sketch import OBLIGATIONS, lean_expr, lean_sketch, obligation_report
 from lemmata.provers.wz.prove import prove_identity
 from lemmata.provers.wz.zeilberger import gosper, zeilberger
@@ -30,7 +36,7 @@ def test_the_suite_is_large_and_mixed() -> None:
 
 
 @pytest.mark.parametrize("ident", IDENTITIES, ids=lambda i: i.id)
-def test_suite_verdicts(ident) -> None:
+def test_suite_verdicts(ident: WZIdentity) -> None:
     result = prove_identity(ident)
     assert result.verdict == ident.text["expect"], (result.reason, result.checks)
     if result.verdict == "proved":
@@ -44,8 +50,10 @@ def test_suite_verdicts(ident) -> None:
         assert all(c.ok for c in result.checks)
         assert result.recurrence is not None and result.recurrence.certificate is not None
     if result.verdict == "refuted":
+        assert result.counterexample is not None and ident.rhs is not None
         n0 = result.counterexample["n"]
-        params = {sp.Symbol(p): v for p, v in result.counterexample.items() if p != "n"}
+        by_name = {str(p): p for p in ident.parameters}  # assumed ones are integer symbols
+        params = {by_name[p]: v for p, v in result.counterexample.items() if p != "n"}
         lo, hi = int(ident.lo.subs(N, n0)), int(ident.hi.subs(N, n0))
         lhs = sum(ident.summand.subs({N: n0, **params}).subs(ident.k, j) for j in range(lo, hi + 1))
         assert sp.simplify(lhs - ident.rhs.subs({N: n0, **params})) != 0  # a real counterexample
@@ -53,12 +61,16 @@ def test_suite_verdicts(ident) -> None:
 
 def test_known_recurrences() -> None:
     franel = zeilberger(sp.binomial(N, K) ** 3, N, K)
-    assert franel.order == 2
+    assert franel is not None and franel.order == 2
     a0, a1, a2 = franel.coeffs
     assert sp.expand(a2 / a0 * (-8 * (N + 1) ** 2) - (N + 2) ** 2) == 0
     assert sp.expand(a1 / a0 * (-8 * (N + 1) ** 2) - (-(7 * N**2 + 21 * N + 16))) == 0
     binom = zeilberger(sp.binomial(N, K), N, K)
-    assert binom.order == 1 and sp.simplify(binom.coeffs[1] / binom.coeffs[0]) == sp.Rational(-1, 2)
+    assert (
+        binom is not None
+        and binom.order == 1
+        and sp.simplify(binom.coeffs[1] / binom.coeffs[0]) == sp.Rational(-1, 2)
+    )
 
 
 def test_gosper_indefinite_sums() -> None:
@@ -90,7 +102,7 @@ def test_gosper_indefinite_sums() -> None:
         ({"lhs": "Sum(k, (k, 0, n))", "rhs": "1", "n_min": 0}, "'id' is missing"),
     ],
 )
-def test_bad_input_names_the_identity_and_field(line, field) -> None:
+def test_bad_input_names_the_identity_and_field(line: dict[str, object], field: str) -> None:
     with pytest.raises(IdentityError, match=field):
         parse_identity(line)
 
@@ -231,9 +243,10 @@ def test_open_obligations_go_to_the_model_one_at_a_time(tmp_path: Path) -> None:
     assert report.closed_by_model == ["telescope"] and report.calls == 3
     assert any("refused" in note for note in report.notes)  # the `sorry` reply never reached Lean
     assert "rw [Finset.sum_range_sub]" in new_sketch and "exact foo" not in new_sketch
-    asked = model.requests[1][-1]["content"]
+    asked = str(model.requests[1][-1]["content"])
     assert "lemma telescope" in asked and "declaration uses 'sorry'" in asked
-    assert "unknown identifier 'foo'" in model.requests[2][-1]["content"]  # Lean's words fed back
+    fed_back = str(model.requests[2][-1]["content"])
+    assert "unknown identifier 'foo'" in fed_back  # Lean's words fed back
 
 
 def test_the_model_budget_is_respected(tmp_path: Path) -> None:
@@ -291,9 +304,15 @@ def test_batch_checks_sketches_with_lean_and_labels_a_scripted_model(tmp_path: P
 
 def test_wz_pairs_are_the_fast_path() -> None:
     by_id = {i.id: i for i in IDENTITIES}
-    assert prove_identity(by_id["binomial_squares"]).recurrence.method == "wz-pair"
-    assert prove_identity(by_id["vandermonde"]).recurrence.method == "wz-pair"
-    assert prove_identity(by_id["franel"]).recurrence.method == "zeilberger"  # no rhs: no pair
+    methods = {
+        name: getattr(prove_identity(by_id[name]).recurrence, "method", None)
+        for name in ("binomial_squares", "vandermonde", "franel")
+    }
+    assert methods == {
+        "binomial_squares": "wz-pair",
+        "vandermonde": "wz-pair",
+        "franel": "zeilberger",  # no rhs: no pair
+    }
 
 
 def test_an_identity_past_its_time_limit_is_stopped_and_the_batch_goes_on(tmp_path: Path) -> None:

@@ -15,12 +15,17 @@ from typing import Annotated, Any
 
 import typer
 
-__all__ = ["app"]
+__all__ = ["app", "register"]
 
 app = typer.Typer(
     help="Early experience: learn from the outcomes of the agent's own actions, with no reward.",
     no_args_is_help=True,
 )
+
+
+def register(parent: typer.Typer) -> None:
+    """Add ``experience ...`` to ``parent`` (the ``lemmata`` CLI)."""
+    parent.add_typer(app, name="experience")
 
 
 def _console(stderr: bool = False) -> Any:

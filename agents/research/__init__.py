@@ -5,7 +5,7 @@ and reports verifiable insights.
 >>> report = research("shop.sqlite", "out/", entity="customer_id=42")  # doctest: +SKIP
 
 The pieces: :mod:`~lemmata.agents.research.profile` (survey), :mod:`~.explore` (the statistical
-explorer), :mod:`~.graph` (the LangGraph agent), :mod:`~.model` (the model's part),
+explorer) and :mod:`~.checks` (its checks, one module per kind), :mod:`~.graph` (the LangGraph agent), :mod:`~.model` (the model's part),
 :mod:`~.report` (report.json, report.md, figures), :mod:`~.synthetic` (generated databases with
 planted insights), :mod:`~.score` (the checklist scorer and judge), :mod:`~.ddrbench`
 (DDR-Bench checklists).

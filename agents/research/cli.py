@@ -15,22 +15,17 @@ from typing import Annotated, Any
 
 import typer
 
+from lemmata.cli_kit import JsonOpt, console, progress_bar, settings_of
+
 __all__ = ["register"]
-
-
-def _console(stderr: bool = False) -> Any:
-    from rich.console import Console
-
-    return Console(stderr=stderr, highlight=False)
 
 
 def _model(ctx: typer.Context, offline: bool) -> Any:
     if offline:
         return None
-    from lemmata.cli import _state
     from lemmata.llm import get_model
 
-    return get_model(_state(ctx).settings)
+    return get_model(settings_of(ctx))
 
 
 def _research(
@@ -56,31 +51,26 @@ def _research(
         bool, typer.Option("--offline", help="Use no model even when one is configured.")
     ] = False,
     no_figures: Annotated[bool, typer.Option("--no-figures", help="Draw no figures.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print report.json on stdout.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Explore a database on your own and report verifiable insights."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     from lemmata.agents.research.run import research
 
     model = _model(ctx, offline)
-    err = _console(stderr=True)
-    with Progress(
-        TextColumn("[bold]research[/]"),
-        BarColumn(),
-        TextColumn("turn {task.completed:.0f}/{task.total:.0f}"),
-        TextColumn("{task.fields[insights]} insights"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
+    err = console(stderr=True)
+    with progress_bar(
+        "research",
+        err,
         disable=as_json or not err.is_terminal,
+        fields=("insights",),
+        count="turn {task.completed:.0f}/{task.total:.0f}",
+        transient=True,
     ) as progress:
-        task = progress.add_task("research", total=budget_turns, insights=0)
+        task = progress.add_task("research", total=budget_turns, insights="0 insights")
 
         def step(state: Any) -> None:
-            progress.update(
-                task, completed=state.get("turns", 0), insights=len(state.get("insights", []))
-            )
+            found = len(state.get("insights", []))
+            progress.update(task, completed=state.get("turns", 0), insights=f"{found} insights")
 
         report = research(
             db,
@@ -96,17 +86,17 @@ def _research(
     if as_json:
         typer.echo(report.files["json"].read_text(encoding="utf-8").rstrip())
         return
-    console = _console()
+    screen = console()
     s = report.stats
-    console.print(
+    screen.print(
         f"{s['insights']} insights from {s['hypotheses_tested']} hypotheses in {s['turns']} turns "
         f"({s['elapsed_s']:.1f} s, stopped: {s['stopped']}; explorer: {s['explorer']})"
     )
     for i, ins in enumerate(report.insights[:15], 1):
-        console.print(f"{i:>2}. [{ins.kind}] {ins.statement}")
+        screen.print(f"{i:>2}. [{ins.kind}] {ins.statement}")
     if len(report.insights) > 15:
-        console.print(f"    ... and {len(report.insights) - 15} more in the report")
-    console.print(f"report: {report.files['markdown']}  json: {report.files['json']}")
+        screen.print(f"    ... and {len(report.insights) - 15} more in the report")
+    screen.print(f"report: {report.files['markdown']}  json: {report.files['json']}")
 
 
 def _research_eval(
@@ -141,19 +131,16 @@ def _research_eval(
         Path | None, typer.Option("--workdir", help="Keep databases and reports here.")
     ] = None,
     offline: Annotated[bool, typer.Option("--offline", help="Use no model for the agent.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Score the research agent on checklists: recall by kind, precision, seconds per task."""
     from lemmata.agents.research.evaluate import evaluate_ddr_bench, evaluate_generated
-    from lemmata.cli import _state
     from lemmata.errors import UsageError
     from lemmata.llm import get_model
 
     model = _model(ctx, offline)
-    judge_model = (
-        get_model(_state(ctx).settings, required=True, feature="--judge") if judge_ else None
-    )
-    err = _console(stderr=True)
+    judge_model = get_model(settings_of(ctx), required=True, feature="--judge") if judge_ else None
+    err = console(stderr=True)
 
     def done(task: Any) -> None:
         if not as_json:
@@ -193,15 +180,15 @@ def _research_eval(
     if as_json:
         typer.echo(json.dumps(result))
         return
-    console = _console()
-    console.print(
+    screen = console()
+    screen.print(
         f"recall {result['recall']:.3f} over {result['items']} items in {result['tasks']} tasks; "
         f"precision {result['precision']:.3f}; median {result['seconds_per_task_median']:.1f} s a task"
     )
     for kind, value in result["by_kind"].items():
-        console.print(f"  {kind:<17} {value:.3f}  ({result['items_by_kind'][kind]} items)")
+        screen.print(f"  {kind:<17} {value:.3f}  ({result['items_by_kind'][kind]} items)")
     if result["null_insights_per_db"] is not None:
-        console.print(f"insights on null databases: {result['null_insights_per_db']} per database")
+        screen.print(f"insights on null databases: {result['null_insights_per_db']} per database")
 
 
 def _parse_seeds(text: str) -> list[int]:

@@ -10,7 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["CoqMessage", "ParsedOutput", "parse_assumptions", "parse_output"]
+__all__ = [
+    "Assumptions",
+    "CoqMessage",
+    "ParsedOutput",
+    "parse_assumptions",
+    "parse_output",
+    "read_assumptions",
+]
 
 _LOC = re.compile(r"^Toplevel input, characters (\d+)-(\d+):\n(?:>.*\n)*", re.M)
 _KIND = re.compile(r"^(Error|Warning):\s*", re.M)
@@ -115,18 +122,72 @@ def _format_main(block: str) -> str:
     return "\n".join([*lines, "⊢ " + _squash(concl)])
 
 
+# What ``Print Assumptions`` says of a checker that was switched off, by the kind of failure.
+_UNSAFE_LINES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^(\S+) is assumed to be guarded\.$"), "assumed_guarded"),
+    (re.compile(r"^(\S+) is assumed to be positive\.$"), "assumed_positive"),
+    (re.compile(r"^(\S+) relies on an unsafe hierarchy\.$"), "unsafe_universes"),
+    (re.compile(r"^Type hierarchy is collapsed"), "unsafe_universes"),
+)
+_SECTIONS = frozenset({"Axioms:", "Section Variables:", "Theory:"})
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """The answer to ``Print Assumptions NAME``, read strictly.
+
+    ``axioms``: the names of axioms and section variables; ``unsafe``: ``(subject, kind)``
+    for every line that says a checker was off (``kind`` is ``assumed_guarded``,
+    ``assumed_positive`` or ``unsafe_universes``); ``unknown``: the lines this reader does not
+    know (definitional UIP, impredicative Set, a future Coq's new line, an answer that is no
+    answer at all). A caller fails the check unless ``unsafe`` and ``unknown`` are empty: what
+    cannot be read is not trusted.
+    """
+
+    axioms: tuple[str, ...] = ()
+    unsafe: tuple[tuple[str, str], ...] = ()
+    unknown: tuple[str, ...] = ()
+
+
+def read_assumptions(output: str) -> Assumptions:
+    """Read coqtop's answer to ``Print Assumptions``; see :class:`Assumptions`.
+
+    >>> read_assumptions("Axioms:\\nspin is assumed to be guarded.\\n").unsafe
+    (('spin', 'assumed_guarded'),)
+    >>> read_assumptions("Axioms:\\nax\\n  : forall n : nat,\\n    n = n\\n").axioms
+    ('ax',)
+    """
+    # Notes such as "Fetching opaque proofs from disk for ..." come as info messages.
+    text = _TAGS.sub("", re.sub(r"<infomsg>.*?</infomsg>", "", output, flags=re.S))
+    if re.search(r"^Error:", text, re.M):
+        return Assumptions(unknown=(" ".join(text.split())[:200],))
+    if text.strip() == "Closed under the global context":
+        return Assumptions()
+    axioms: list[str] = []
+    unsafe: list[tuple[str, str]] = []
+    unknown: list[str] = []
+    section: str | None = None
+    for line in text.splitlines():
+        if not line.strip() or line[0].isspace():
+            continue  # blank, or the rest of a type printed over several lines
+        if line.strip() in _SECTIONS:
+            section = line.strip()
+            continue
+        found = next(((m, k) for p, k in _UNSAFE_LINES if (m := p.match(line.strip()))), None)
+        if found is not None:
+            m, kind = found
+            unsafe.append((m.group(1) if m.groups() else "", kind))
+        elif section in ("Axioms:", "Section Variables:") and (
+            m := re.match(r"^([^\s:]+)(?:\s*:.*)?$", line)
+        ):
+            axioms.append(m.group(1))
+        else:
+            unknown.append(line.strip())
+    if section is None and not unsafe:
+        unknown.append(" ".join(text.split())[:200] or "no answer")
+    return Assumptions(tuple(axioms), tuple(unsafe), tuple(unknown))
+
+
 def parse_assumptions(output: str) -> list[str]:
     """The axiom names in the answer to ``Print Assumptions``; ``[]`` when closed."""
-    if "Closed under the global context" in output:
-        return []
-    names = []
-    in_axioms = False
-    for line in _TAGS.sub("", output).splitlines():
-        if line.strip() in {"Axioms:", "Section Variables:"}:
-            in_axioms = True
-            continue
-        if in_axioms:
-            m = re.match(r"^(\S+) : ", line)
-            if m:
-                names.append(m.group(1))
-    return names
+    return list(read_assumptions(output).axioms)

@@ -8,7 +8,9 @@ deadline gets the process killed (:class:`CoqTimeout`); a process that dies mid-
 
 coqtop runs in a scratch folder of its own (``cwd=`` names another), so that what its tactics
 write (``psatz``'s ``.csdp.cache`` and ``trace``) stays out of the user's folder; give
-load paths in ``args`` as absolute paths.
+load paths in ``args`` as absolute paths. With a ``confinement``
+(:class:`~lemmata.confine.Confinement`) it runs confined in that folder: the paths in
+``args`` are visible read-only, nothing else of the user's is.
 """
 
 from __future__ import annotations
@@ -20,9 +22,14 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lemmata.errors import ToolNotFound
 from lemmata.provers._process import ReadClosed, ReadTimeout, kill_process, read_some
+
+if TYPE_CHECKING:
+    from lemmata.confine import Confinement
 
 __all__ = ["QUIET_OPTIONS", "CoqAnswer", "CoqCrashed", "CoqProcess", "CoqTimeout", "coq_version"]
 
@@ -72,10 +79,16 @@ class CoqProcess:
     """One coqtop process. Not thread-safe: give each worker its own."""
 
     def __init__(
-        self, coqtop: str | None = None, args: tuple[str, ...] = (), cwd: str | None = None
+        self,
+        coqtop: str | None = None,
+        args: tuple[str, ...] = (),
+        cwd: str | None = None,
+        *,
+        confinement: Confinement | None = None,
     ) -> None:
         self.executable = find_coqtop(coqtop)
         self.args = args
+        self.confinement = confinement
         # coqtop runs in a scratch folder of its own unless told otherwise: psatz's solver
         # leaves .csdp.cache and a file named "trace" in its working directory.
         self.cwd = cwd
@@ -91,17 +104,37 @@ class CoqProcess:
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
+    @property
+    def pid(self) -> int | None:
+        """coqtop's process id (under a confinement, the confined coqtop's)."""
+        proc = self._proc
+        if proc is None:
+            return None
+        if self.confinement is None:
+            return proc.pid
+        from lemmata.confine import confined_pid
+
+        return confined_pid(proc.pid)
+
     def start(self, timeout: float = 60.0) -> None:
         self._close()
         if self.cwd is None and self._scratch is None:
             self._scratch = tempfile.mkdtemp(prefix="lemmata-coqtop-")
+        where = self.cwd or self._scratch
+        assert where is not None
+        argv = [self.executable, "-emacs", "-quiet", *self.args]
+        env = {**os.environ, "LC_ALL": "C.UTF-8"}
+        if self.confinement is not None:
+            paths = [a for a in self.args if a.startswith("/") and Path(a).exists()]
+            argv = self.confinement.command(argv, where, read_only=paths)
+            env = self.confinement.environment(where)
         self._proc = subprocess.Popen(
-            [self.executable, "-emacs", "-quiet", *self.args],
-            cwd=self.cwd or self._scratch,
+            argv,
+            cwd=where,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "LC_ALL": "C.UTF-8"},
+            env=env,
             start_new_session=True,  # so that a kill takes any children with it
         )
         self._buffer = b""

@@ -10,7 +10,19 @@ statement, then the proof one sentence at a time, then ``Qed.``, then ``Print As
 - ``admit``/``Admitted``/``give_up`` fail as ``uses_sorry``;
 - ``Fail tac.`` (it succeeds exactly when ``tac`` fails) and ``Succeed tac.`` are proof steps:
   Coq reverts what they run, and the command under them is screened as above;
-- every axiom it depends on must come from Coq's standard library (``Locate`` says where).
+- every axiom it depends on must come from Coq's standard library (``Locate`` says where),
+  and ``Print Assumptions`` must not say that a checker was off: a fixpoint "assumed to be
+  guarded" fails as ``assumed_guarded``, an inductive type "assumed to be positive" as
+  ``assumed_positive``, anything that "relies on an unsafe hierarchy" (universe checking off,
+  type-in-type) as ``unsafe_universes``; a line this reader does not know fails as
+  ``bad_axiom`` (see :func:`~lemmata.provers.coq.output.read_assumptions`).
+
+What may be sent is screened first (:mod:`lemmata.provers.coq.screen`): the proof against an
+allowlist (tactics, bullets, braces, ``Proof``/``Qed``/``Defined``, read-only queries), the
+header against commands that write or load files or switch a checker off (``unsafe_input``),
+unless the verifier is built with ``trusted_header=True``. With ``untrusted=True`` coqtop
+itself runs confined (:mod:`lemmata.confine`): a scratch folder, no network, the file system
+read-only and limited to what Coq needs, memory and CPU limits.
 
 A failed check says where (:class:`~lemmata.provers.result.FailureMode`): the failing
 sentence, its index among the proof's sentences and the goals just before it; for goals left
@@ -31,11 +43,10 @@ import math
 import re
 import time
 from dataclasses import replace
-from pathlib import Path
 
 from lemmata.provers._process import rss_mb
 from lemmata.provers.base import SessionStates, StepResult, StepStatus, failed_step, position_of
-from lemmata.provers.coq.output import CoqMessage, ParsedOutput, parse_assumptions, parse_output
+from lemmata.provers.coq.output import CoqMessage, ParsedOutput, parse_output, read_assumptions
 from lemmata.provers.coq.process import (
     QUIET_OPTIONS,
     CoqAnswer,
@@ -44,6 +55,7 @@ from lemmata.provers.coq.process import (
     CoqTimeout,
     coq_version,
 )
+from lemmata.provers.coq.screen import ENDS, THEOREM_KEYWORDS, screen_header, screen_proof
 from lemmata.provers.coq.sentences import Sentence, SentenceError, head_word, split_sentences
 from lemmata.provers.failure import classify_coq, tactic_name
 from lemmata.provers.result import (
@@ -57,77 +69,20 @@ from lemmata.provers.result import (
 
 __all__ = ["CoqSession", "CoqTop", "THEOREM_KEYWORDS"]
 
-THEOREM_KEYWORDS = frozenset(
-    {"Theorem", "Lemma", "Fact", "Remark", "Corollary", "Proposition", "Example"}
-)
-_ENDS = frozenset({"Qed", "Defined"})
-# Sentences that would end, abort or replace the theorem, or change the environment.
-_FORBIDDEN = THEOREM_KEYWORDS | frozenset(
-    {
-        "Admitted",
-        "Abort",
-        "Save",
-        "Restart",
-        "Undo",
-        "Back",
-        "BackTo",
-        "Reset",
-        "Definition",
-        "Fixpoint",
-        "CoFixpoint",
-        "Inductive",
-        "CoInductive",
-        "Axiom",
-        "Axioms",
-        "Parameter",
-        "Parameters",
-        "Hypothesis",
-        "Hypotheses",
-        "Variable",
-        "Variables",
-        "Conjecture",
-        "Require",
-        "Import",
-        "Export",
-        "Module",
-        "Section",
-        "End",
-        "Drop",
-        "Quit",
-        "Load",
-        "Declare",
-        "Set",
-        "Unset",
-        "Local",
-        "Global",
-        "Program",
-        "Instance",
-        "Existing",
-        "Opaque",
-        "Transparent",
-        "Goal",
-        "Notation",
-        "Ltac",
-        "Hint",
-        "Arguments",
-        "Let",
-        "Canonical",
-        "Coercion",
-        "Extraction",
-        "Redirect",
-        "Time",
-        "Timeout",
-    }
-)
-# Control commands that run the command after them and revert its effects: ``Fail tac.``
-# succeeds exactly when ``tac`` fails, ``Succeed tac.`` when it succeeds.
-_CONTROL = frozenset({"Fail", "Succeed"})
-_SORRY = re.compile(r"\b(admit|give_up)\b")
 # Bullets, braces and goal selectors with a brace: sentences that take no ``Timeout``.
 _STRUCTURAL = re.compile(r"[-+*]+|[{}]|(\d+|all|par|!)\s*:\s*\{")
 _HARD_GRACE_S = 5.0
 _QUERIES = frozenset({"Search", "SearchPattern", "SearchRewrite", "About", "Check", "Locate"})
 _NAME = re.compile(r"^\s*\w+\s+([A-Za-z_][\w']*)")
+# What each switched-off checker means for the theorem, by failure kind.
+_UNSAFE = {
+    "assumed_guarded": "{subject} is assumed to be guarded: its recursion was never checked to "
+    "terminate (Guard Checking off or bypass_check), so {name} is not proved",
+    "assumed_positive": "{subject} is assumed to be positive: the inductive type was never "
+    "checked for positivity (Positivity Checking off or bypass_check), so {name} is not proved",
+    "unsafe_universes": "{subject} relies on an unsafe hierarchy (Universe Checking off or "
+    "type-in-type), so {name} is not proved",
+}
 
 
 class _HeaderFailed(Exception):
@@ -141,6 +96,10 @@ class CoqTop:
 
     ``reuse=False`` starts a fresh coqtop for every check (for comparison; much slower).
     ``recycle_after`` checks, or a process above ``memory_cap_mb``, and coqtop is restarted.
+    ``trusted_header=True`` skips the header screen (for headers the caller wrote);
+    ``untrusted=True`` runs coqtop confined (:class:`~lemmata.confine.Confinement`, with
+    ``memory_cap_mb`` as its memory limit) and raises
+    :class:`~lemmata.errors.ConfinementUnavailable` here when confinement cannot work.
     """
 
     backend = "coq"
@@ -154,8 +113,18 @@ class CoqTop:
         reuse: bool = True,
         recycle_after: int = 1000,
         memory_cap_mb: int = 2048,
+        trusted_header: bool = False,
+        untrusted: bool = False,
     ) -> None:
-        self.process = CoqProcess(coqtop, args)
+        confinement = None
+        if untrusted:
+            from lemmata.confine import Confinement
+
+            confinement = Confinement(memory_mb=memory_cap_mb + 512)
+            confinement.require()
+        self.process = CoqProcess(coqtop, args, confinement=confinement)
+        self.trusted_header = trusted_header
+        self.untrusted = untrusted
         self.timeout_s = timeout_s
         self.reuse = reuse
         self.recycle_after = recycle_after
@@ -183,15 +152,7 @@ class CoqTop:
     # -- header and state -----------------------------------------------------------------
 
     def _rss_mb(self) -> float:
-        proc = self.process._proc
-        return rss_mb(proc.pid if proc else None)
-        try:
-            for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return 0.0
+        return rss_mb(self.process.pid)
 
     def _ready(self, header: str, deadline: float) -> None:
         """Put coqtop in the state just after ``header``, loading it if need be."""
@@ -257,11 +218,11 @@ class CoqTop:
             sentences = split_sentences(proof)
         except SentenceError as exc:
             return result(Status.FAIL, FailureMode(FailureKind.SYNTAX_ERROR, str(exc)))
-        problem = _screen(sentences, proof)
+        problem = self._screen_header(header) or screen_proof(sentences, proof)
         if problem is not None:
             return result(Status.FAIL, problem)
         terminator = "Qed."
-        if sentences and head_word(sentences[-1].text) in _ENDS:
+        if sentences and head_word(sentences[-1].text) in ENDS:
             terminator = sentences.pop().text
         goals: list[str] = []
         at: tuple[str | None, int | None] = (None, None)  # the sentence running, and its index
@@ -330,7 +291,9 @@ class CoqTop:
                 if failure.kind in (FailureKind.OTHER, FailureKind.TACTIC_FAILED):
                     failure = replace(failure, kind=FailureKind.UNSOLVED_GOALS)
                 return result(Status.FAIL, failure, goals=tuple(goals))
-            axioms = self._axioms(name, deadline)
+            axioms, unsafe = self._assumptions(name, deadline)
+            if unsafe is not None:
+                return result(Status.FAIL, unsafe, axioms=tuple(axioms))
             bad = [a for a in axioms if not a.startswith("Coq.")]
             if bad:
                 return result(
@@ -372,14 +335,30 @@ class CoqTop:
             raise CoqTimeout()
         return self.process.send(sentence, remaining)
 
-    def _axioms(self, name: str, deadline: float) -> list[str]:
-        answer = self._send(f"Print Assumptions {name}.", deadline)
+    def _screen_header(self, header: str) -> FailureMode | None:
+        return None if self.trusted_header else screen_header(header)
+
+    def _assumptions(self, name: str, deadline: float) -> tuple[list[str], FailureMode | None]:
+        """The axioms ``name`` depends on, qualified, and the failure when ``Print
+        Assumptions`` says a checker was off or says something unknown."""
+        read = read_assumptions(self._send(f"Print Assumptions {name}.", deadline).output)
         qualified = []
-        for short in parse_assumptions(answer.output):
+        for short in read.axioms:
             located = self._send(f"Locate {short}.", deadline).output
             m = re.search(r"Constant (\S+)", located)
             qualified.append(m.group(1) if m else short)
-        return qualified
+        if read.unsafe:
+            subject, kind = read.unsafe[0]
+            return qualified, FailureMode(
+                FailureKind(kind), _UNSAFE[kind].format(subject=subject or name, name=name)
+            )
+        if read.unknown:
+            return qualified, FailureMode(
+                FailureKind.BAD_AXIOM,
+                f"Print Assumptions {name} says what this checker cannot vouch for: "
+                f"{read.unknown[0]!r}",
+            )
+        return qualified, None
 
     # -- incremental sessions -------------------------------------------------------------
 
@@ -388,6 +367,9 @@ class CoqTop:
         limit = timeout or self.timeout_s
         deadline = time.monotonic() + limit
         name, stmt = _parse_statement(statement)
+        refused = self._screen_header(header)
+        if refused is not None:
+            raise ValueError(refused.message)
         try:
             self._ready(header, deadline)
         except _HeaderFailed as exc:
@@ -449,7 +431,7 @@ class CoqSession(SessionStates):
         except SentenceError as exc:
             failure = FailureMode(FailureKind.SYNTAX_ERROR, str(exc), tactic=tactic_name(sentence))
             return failed_step(here, "error", at(failure, sentence), sentence)
-        bad = _screen(parts, sentence) or next(
+        bad = screen_proof(parts, sentence) or next(
             (
                 FailureMode(
                     FailureKind.STATEMENT_CHANGED,
@@ -459,7 +441,7 @@ class CoqSession(SessionStates):
                     index=i,
                 )
                 for i, p in enumerate(parts)
-                if head_word(p.text) in _ENDS
+                if head_word(p.text) in ENDS
             ),
             None,
         )
@@ -531,12 +513,19 @@ class CoqSession(SessionStates):
         word = head_word(command)
         if word not in _QUERIES:
             raise ValueError(f"{word or command!r} is not a query; use one of {sorted(_QUERIES)}")
+        text = command.strip() if command.strip().endswith(".") else command.strip() + "."
+        try:
+            parts = split_sentences(text)
+        except SentenceError as exc:
+            raise ValueError(f"the query does not parse: {exc}") from None
+        # One sentence only: coqtop would run a second one sent on the same line.
+        if len(parts) != 1 or screen_proof(parts, text) is not None:
+            raise ValueError(f"{text[:60]!r} is not one read-only query")
         start = self._start(state).state
         if self.lost is not None:
             return ""
         process = self.verifier.process
         soft = max(1, math.ceil(timeout or self.timeout_s))
-        text = command.strip() if command.strip().endswith(".") else command.strip() + "."
         try:
             if process.state != start:
                 process.send(f"BackTo {start}.", soft + _HARD_GRACE_S)
@@ -572,31 +561,6 @@ def _parse_statement(statement: str) -> tuple[str, Sentence]:
     if not m:
         raise SentenceError("the statement has no name")
     return m.group(1), s
-
-
-def _screen(sentences: list[Sentence], proof: str) -> FailureMode | None:
-    """The first sentence that gives up, ends, aborts or replaces the theorem, or changes the
-    environment; ``None`` when there is none. ``Fail tac.`` and ``Succeed tac.`` are legal
-    proof steps (Coq reverts their effects), so the command under them is screened instead,
-    and there even a ``Qed`` at the end is refused."""
-    for i, s in enumerate(sentences):
-        word, inner, control = head_word(s.text), s.text, None
-        while word in _CONTROL:
-            control = control or word
-            inner = inner.lstrip()[len(word) :]
-            word = head_word(inner)
-        problem: tuple[FailureKind, str] | None = None
-        if word == "Admitted" or _SORRY.search(inner):
-            problem = (FailureKind.USES_SORRY, f"the proof gives up: {s.text!r}")
-        elif word in _ENDS and (control or i != len(sentences) - 1):
-            where = f"under {control}" if control else "before the end of the proof"
-            problem = (FailureKind.STATEMENT_CHANGED, f"{word} {where}")
-        elif word in _FORBIDDEN:
-            problem = (FailureKind.STATEMENT_CHANGED, f"{word} may not appear in a proof")
-        if problem is not None:
-            line, col = position_of(proof, s.start)
-            return FailureMode(*problem, line, col, tactic_name(s.text), s.text, i)
-    return None
 
 
 def _unprefixed(parsed: ParsedOutput, n: int) -> ParsedOutput:

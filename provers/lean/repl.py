@@ -12,6 +12,15 @@ A check sends ``statement := proof`` and ``#print axioms NAME`` in the header's 
 It passes only with no error, no ``sorry``, the name's axioms within ``ALLOWED_AXIOMS``, and a
 proof text that declares nothing of its own (a proof that ends the theorem and starts another
 is ``statement_changed``).
+
+Lean runs code while it elaborates, so input is screened before it is sent
+(:mod:`lemmata.provers.lean.screen`): proof and statement always, the header unless the
+verifier is built with ``trusted_header=True``; ``#eval``, ``run_cmd``, ``implemented_by``,
+``set_option debug.skipKernelTC`` and the like fail as ``unsafe_input``. With
+``untrusted=True`` the REPL itself runs confined (:mod:`lemmata.confine`; the memory limit is
+on the data segment, since Lean maps its ``.olean`` files): a scratch folder, no network, the
+file system read-only and limited to the toolchain (``~/.elan``), the project and the files
+named on the command line.
 """
 
 from __future__ import annotations
@@ -20,11 +29,12 @@ import functools
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lemmata.errors import ToolNotFound
 from lemmata.provers._process import ReadClosed, ReadTimeout, kill_process, read_some, rss_mb
@@ -41,6 +51,12 @@ from lemmata.provers.lean.protocol import (
     goals_in_message,
     parse_response,
 )
+from lemmata.provers.lean.screen import (
+    screen_lean_header,
+    screen_lean_proof,
+    screen_lean_statement,
+    screen_lean_tactic,
+)
 from lemmata.provers.result import (
     FailureKind,
     FailureMode,
@@ -49,6 +65,9 @@ from lemmata.provers.result import (
     VerifyResult,
     traced_check,
 )
+
+if TYPE_CHECKING:
+    from lemmata.confine import Confinement
 
 __all__ = [
     "ALLOWED_AXIOMS",
@@ -63,14 +82,6 @@ __all__ = [
 ]
 
 ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
-_COMMANDS = re.compile(
-    r"^\s*(@\[|theorem|lemma|def|example|axiom|axioms|instance|end\b|namespace|section|open\b|"
-    r"noncomputable|private|protected|attribute|mutual|structure|inductive|class|abbrev|opaque|"
-    r"macro|elab|syntax|notation|infix|prefix|postfix|variable|universe|set_option\s+\S+\s+\S+\s*$|"
-    r"#exit|#eval|#print|import|initialize|unsafe|partial)",
-    re.M,
-)
-_SORRY = re.compile(r"\b(sorry|admit)\b")
 _NAME = re.compile(r"^\s*(?:theorem|lemma)\s+([^\s(:{\[]+)")
 _AXIOMS_MSG = re.compile(r"'(.+?)' depends on axioms: \[(.*)\]", re.S)
 
@@ -119,27 +130,22 @@ def parse_axioms(messages: Sequence[Any], name: str) -> list[str] | None:
     return None
 
 
-def screen_lean_proof(proof: str) -> FailureMode | None:
-    """Reject a proof text that declares things or gives up, before it reaches Lean."""
-    for lineno, line in enumerate(proof.splitlines(), start=1):
-        if _COMMANDS.match(line):
-            return FailureMode(
-                FailureKind.STATEMENT_CHANGED,
-                f"the proof may not contain commands: {line.strip()[:60]!r}",
-                lineno,
-                0,
-            )
-        if _SORRY.search(re.sub(r"--.*$", "", line)):
-            return FailureMode(FailureKind.USES_SORRY, "the proof uses sorry/admit", lineno, 0)
-    return None
-
-
 class LeanProcess:
-    """One REPL process: :meth:`request` sends an object and returns the decoded reply."""
+    """One REPL process: :meth:`request` sends an object and returns the decoded reply.
+    With a ``confinement`` it runs confined (its scratch folder is made here, and the working
+    folder ``cwd``, the toolchain and the files named in ``argv`` are visible read-only)."""
 
-    def __init__(self, argv: Sequence[str], cwd: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        cwd: str | Path | None = None,
+        *,
+        confinement: Confinement | None = None,
+    ) -> None:
         self.argv = list(argv)
         self.cwd = str(cwd) if cwd else None
+        self.confinement = confinement
+        self._scratch: str | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._reader = ResponseReader()
         self.requests = 0
@@ -151,13 +157,38 @@ class LeanProcess:
 
     @property
     def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
+        if self._proc is None:
+            return None
+        if self.confinement is None:
+            return self._proc.pid
+        from lemmata.confine import confined_pid
+
+        return confined_pid(self._proc.pid)
+
+    def _command(self) -> tuple[list[str], str | None, dict[str, str] | None]:
+        """The command line, working folder and environment of a start."""
+        if self.confinement is None:
+            return self.argv, self.cwd, None
+        if self._scratch is None:
+            self._scratch = tempfile.mkdtemp(prefix="lemmata-lean-")
+        elan = Path.home() / ".elan"
+        visible = [a for a in self.argv[1:] if a.startswith("/") and Path(a).exists()]
+        visible += [p for p in (self.cwd, str(elan)) if p]
+        # ``lake exe repl`` runs in its project, and finds its toolchain through elan.
+        argv = self.confinement.command(self.argv, self._scratch, read_only=visible, chdir=self.cwd)
+        env = self.confinement.environment(
+            self._scratch,
+            {"ELAN_HOME": str(elan), "PATH": f"{elan / 'bin'}:/usr/local/bin:/usr/bin:/bin"},
+        )
+        return argv, self._scratch, env
 
     def start(self) -> None:
         self.kill()
+        argv, cwd, env = self._command()
         self._proc = subprocess.Popen(
-            self.argv,
-            cwd=self.cwd,
+            argv,
+            cwd=cwd,
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -205,13 +236,6 @@ class LeanProcess:
 
     def rss_mb(self) -> float:
         return rss_mb(self.pid)
-        try:
-            for line in Path(f"/proc/{self._proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return 0.0
 
     def kill(self) -> None:
         """Kill the process (and its process group). Safe from any thread, and twice."""
@@ -219,9 +243,21 @@ class LeanProcess:
         if proc is not None:
             kill_process(proc)
 
+    def close(self) -> None:
+        """Kill the process and remove its scratch folder."""
+        self.kill()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
 
 class LeanRepl:
-    """The Lean 4 verifier; see the module docstring."""
+    """The Lean 4 verifier; see the module docstring.
+
+    ``trusted_header=True`` skips the header screen (for headers the caller wrote);
+    ``untrusted=True`` runs the REPL confined, with ``memory_cap_mb`` as its memory limit, and
+    raises :class:`~lemmata.errors.ConfinementUnavailable` here when that cannot work.
+    """
 
     backend = "lean"
 
@@ -235,8 +271,20 @@ class LeanRepl:
         recycle_after: int = 500,
         memory_cap_mb: int = 8192,
         allowed_axioms: frozenset[str] = ALLOWED_AXIOMS,
+        trusted_header: bool = False,
+        untrusted: bool = False,
     ) -> None:
-        self.process = LeanProcess(find_repl(command, project), cwd=project)
+        confinement = None
+        if untrusted:
+            from lemmata.confine import Confinement
+
+            confinement = Confinement(memory_mb=memory_cap_mb + 1024, memory_limit="data")
+            confinement.require()
+        self.process = LeanProcess(
+            find_repl(command, project), cwd=project, confinement=confinement
+        )
+        self.trusted_header = trusted_header
+        self.untrusted = untrusted
         self.timeout_s = timeout_s
         self.header_timeout_s = header_timeout_s
         self.recycle_after = recycle_after
@@ -249,8 +297,17 @@ class LeanRepl:
         return self._version
 
     def close(self) -> None:
-        self.process.kill()
+        self.process.close()
         self._envs.clear()
+
+    def screen(self, header: str, statement: str, proof: str | None = None) -> FailureMode | None:
+        """Why this input may not be sent to Lean (header unless trusted, statement, proof);
+        ``None`` when it may."""
+        return (
+            (None if self.trusted_header else screen_lean_header(header))
+            or screen_lean_statement(statement)
+            or (screen_lean_proof(proof) if proof is not None else None)
+        )
 
     def _request(self, obj: dict[str, Any], timeout: float) -> Any:
         if self.process.alive and (
@@ -268,6 +325,8 @@ class LeanRepl:
             raise LeanCrashed(str(exc)) from None
 
     # -- the REPL's own requests, one method each ---------------------------------------
+    # These send what they are given, unscreened: they are for code the caller wrote. Input
+    # from elsewhere goes through check/open/run, which screen it.
 
     def command(
         self,
@@ -374,7 +433,7 @@ class LeanRepl:
             )
         name = name_match.group(1)
         body = proof.strip()
-        screened = screen_lean_proof(body)
+        screened = self.screen(header, statement, body)
         if screened is not None:
             return result(Status.FAIL, screened)
         statement_text = statement.rstrip()
@@ -469,6 +528,9 @@ class LeanRepl:
         """Open ``statement`` in tactic mode. A header that does not compile or a statement
         that does not elaborate raises ``ValueError`` saying which (as ``CoqTop.open``)."""
         limit = timeout or self.timeout_s
+        refused = self.screen(header, statement)
+        if refused is not None:
+            raise ValueError(refused.message)
         try:
             env = self._env_for(header)
         except _HeaderFailed as exc:
@@ -564,6 +626,9 @@ class LeanSession(SessionStates):
         those of ``state``."""
         here = self._start(state)
         start = here.state
+        refused = screen_lean_tactic(tactic)
+        if refused is not None:
+            return failed_step(here, "error", self._at(refused, tactic, start), tactic)
         if self.repl.process.starts != self._starts or not self.repl.process.alive:
             failure = FailureMode(FailureKind.CRASH, "the REPL was restarted: open a new session")
             return failed_step(here, "crash", self._at(failure, tactic, start), tactic)

@@ -4,7 +4,9 @@ The batch goes through the same runner as ``--method check`` (results appended a
 one theorem at a time, ``--resume``, Ctrl-C keeps what finished); each theorem is searched by
 :func:`lemmata.provers.refine.search` with the shipped value model (Coq), and with the model
 the settings name, if any: it drafts a proof and proposes repairs the automation could not
-find. Progress shows solved/attempted and the verifier calls spent.
+find. Progress shows solved/attempted and the verifier calls spent. With ``ray`` the workers
+are Ray actors (:mod:`lemmata.provers.ray_workers`), each building its verifier, value model and
+model on its node (:func:`refine_worker`); traces are written on the node that searched.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from lemmata.cli_kit import console, progress_bar
 from lemmata.provers.runner import Theorem, TheoremResult
 
 if TYPE_CHECKING:
@@ -24,7 +27,7 @@ if TYPE_CHECKING:
     from lemmata.provers.refine.search import Scorer, SearchConfig
     from lemmata.settings import Settings
 
-__all__ = ["RefineWorker", "prove_refine", "register", "trace_name"]
+__all__ = ["RefineWorker", "prove_refine", "refine_worker", "register", "trace_name"]
 
 
 def trace_name(theorem_id: str) -> str:
@@ -106,6 +109,33 @@ class RefineWorker:
         self.verifier.close()
 
 
+def refine_worker(
+    backend: str,
+    settings: dict[str, Any],
+    config: SearchConfig,
+    *,
+    value_model: Path | None,
+    with_model: bool,
+    trace_dir: Path | None,
+) -> RefineWorker:
+    """A :class:`RefineWorker` built where it runs (a Ray actor's node) from picklable parts:
+    the settings as values (:func:`~lemmata.provers.ray_workers.remote_settings`) and the
+    value model's path."""
+    from lemmata.llm import get_model
+    from lemmata.provers import make_verifier
+    from lemmata.provers.ray_workers import node_settings
+    from lemmata.provers.refine.value import load_scorer
+
+    node = node_settings(settings)
+    return RefineWorker(
+        make_verifier(backend, node),
+        config,
+        scorer=load_scorer(value_model) if value_model is not None else None,
+        model=get_model(node) if with_model else None,
+        trace_dir=trace_dir,
+    )
+
+
 def prove_refine(
     *,
     settings: Settings,
@@ -121,34 +151,45 @@ def prove_refine(
     resume: bool,
     as_json: bool,
     value: bool = True,
+    ray: str | None = None,
 ) -> None:
-    """The ``--method refine`` branch of ``lemmata prove``."""
-    from rich.console import Console
+    """The ``--method refine`` branch of ``lemmata prove``; ``ray`` as ``--ray`` takes it."""
+    import contextlib
+    import functools
+
     from rich.markup import escape
 
     from lemmata.llm import get_model
     from lemmata.provers import make_verifier
     from lemmata.provers.refine.search import SearchConfig
     from lemmata.provers.refine.value import DEFAULT_MODEL, load_scorer
-    from lemmata.provers.report import batch_progress, print_summary
+    from lemmata.provers.report import print_summary
     from lemmata.provers.runner import run_batch
 
     config = SearchConfig(budget_calls=budget_calls, budget_seconds=budget_seconds)
-    make_verifier(backend, settings).close()  # a missing Coq/Lean fails here, once
+    if ray is None:
+        make_verifier(backend, settings).close()  # a missing Coq/Lean fails here, once
     scorer = None
     if value and backend == "coq" and DEFAULT_MODEL.exists():
         scorer = load_scorer(DEFAULT_MODEL)
     model = get_model(settings)
-    err = Console(stderr=True, highlight=False)
+    err = console(stderr=True)
     spent = {"calls": 0}
-    progress = batch_progress("refine", err, disable=as_json and not err.is_terminal)
+    progress = progress_bar(
+        "refine", err, disable=as_json and not err.is_terminal, fields=("tally",)
+    )
     tally: dict[str, int] = {}
 
     def line() -> str:
         done = sum(tally.values())
         return f"solved {tally.get('proved', 0)}/{done}, verifier calls {spent['calls']}"
 
-    with progress:
+    cluster: Any = contextlib.nullcontext()
+    if ray is not None:
+        from lemmata.provers.ray_workers import RayCluster, remote_settings
+
+        cluster = RayCluster(ray, workers=workers)
+    with cluster, progress:
         task = progress.add_task("refine", total=None, tally="")
 
         def started(n: int) -> None:
@@ -159,15 +200,30 @@ def prove_refine(
             spent["calls"] += int(result.details.get("calls", 0))
             progress.update(task, advance=1, tally=line())
 
-        summary = run_batch(
-            theorems,
-            lambda: RefineWorker(
+        def local() -> RefineWorker:
+            return RefineWorker(
                 make_verifier(backend, settings),
                 config,
                 scorer=scorer,
                 model=model,
                 trace_dir=trace_dir,
-            ),
+            )
+
+        make: Any = local
+        if ray is not None:
+            build = functools.partial(
+                refine_worker,
+                backend,
+                remote_settings(settings),
+                config,
+                value_model=DEFAULT_MODEL.resolve() if scorer else None,
+                with_model=model is not None,
+                trace_dir=trace_dir.resolve() if trace_dir else None,
+            )
+            make = cluster.factory(build, backend)
+        summary = run_batch(
+            theorems,
+            make,
             out=out,
             workers=workers,
             timeout=budget_seconds,
@@ -184,22 +240,25 @@ def prove_refine(
         "value_model": str(DEFAULT_MODEL) if scorer else None,
         "model": model.name if model else None,
         "trace_dir": str(trace_dir) if trace_dir else None,
+        "ray": ray,
         "input_problems": [str(p) for p in problems],
     }
     if as_json:
         typer.echo(json.dumps(report))
         return
-    console = Console(highlight=False)
+    screen = console()
     print_summary(
         summary,
-        console,
+        screen,
         title=f"{file.name}: refine on {backend}, {budget_calls} calls / {budget_seconds:g} s "
-        f"a theorem" + (f", repairs from {model.name}" if model else ", offline"),
+        f"a theorem"
+        + (f", repairs from {model.name}" if model else ", offline")
+        + (f", on Ray ({ray})" if ray else ""),
         bad_lines=len(problems),
         out=str(out),
     )
     if trace_dir is not None:
-        console.print(
+        screen.print(
             f"traces: {escape(str(trace_dir))} (draw one: lemmata prove-draw TRACE)",
             highlight=False,
         )
@@ -219,14 +278,11 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option("--seed")] = 0,
     ) -> None:
         """Train the refinement search's value model on search traces."""
-        from rich.console import Console
-        from rich.progress import Progress
-
         from lemmata.provers.refine.cli_draw import load_traces
         from lemmata.provers.refine.value import train
 
         found = load_traces(traces, "TRACES")
-        with Progress(console=Console(stderr=True), transient=True) as progress:
+        with progress_bar("train", console(stderr=True), transient=True) as progress:
             task = progress.add_task("train", total=epochs)
             try:
                 _, report = train(

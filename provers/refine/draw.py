@@ -63,6 +63,10 @@ FAILURE_COLOURS: dict[FailureKind, str] = {
     FailureKind.NOT_A_PRODUCT: "#f4a582",
     FailureKind.VACUOUS: "#263238",
     FailureKind.CRASH: "#880e4f",
+    FailureKind.ASSUMED_GUARDED: "#b71c1c",
+    FailureKind.ASSUMED_POSITIVE: "#3949ab",
+    FailureKind.UNSAFE_UNIVERSES: "#6a1b9a",
+    FailureKind.UNSAFE_INPUT: "#212121",
     FailureKind.OTHER: "#a6761d",
 }
 

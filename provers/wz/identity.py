@@ -5,6 +5,13 @@ expression (or ``null`` when no closed form is claimed); the claim is lhs = rhs 
 integer ``n >= n_min``. Other symbols are free parameters. Text is parsed with SymPy's parser
 over a table of SymPy's functions only: no attribute access, no dunder names, no lambdas.
 
+An optional ``"assume"`` object states what the identity assumes of a parameter:
+``{"m": "integer >= 0"}`` (or ``"integer"``, ``"integer >= -1"``...). Such a parameter is an
+integer symbol, and a binomial or factorial whose arguments leave their natural support for
+every admissible value is zero in the boundary terms of the proof
+(:mod:`lemmata.provers.wz.support`). ``sum_k binomial(k, m)`` needs it: for a non-integer
+``m``, ``binomial(0, m)`` is not zero and the hockey stick identity is false.
+
 >>> ident = parse_identity({"id": "binomial-sum", "lhs": "Sum(binomial(n, k), (k, 0, n))",
 ...                         "rhs": "2**n", "n_min": 0})
 >>> ident.summand, ident.lo, ident.hi
@@ -60,6 +67,10 @@ _NAMES = {
 }
 
 
+_ASSUMPTION = re.compile(r"^\s*integer\s*(?:>=\s*([+-]?\d+))?\s*$")
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
 class IdentityError(ValueError):
     """An identity line is malformed; the message names the identity and the field."""
 
@@ -75,6 +86,14 @@ class WZIdentity:
     n_min: int
     parameters: tuple[sp.Symbol, ...]
     text: dict[str, Any]
+    #: parameters assumed to be integers, each with its lower bound (``None``: unbounded)
+    assumptions: tuple[tuple[sp.Symbol, int | None], ...] = ()
+
+    @property
+    def bounds(self) -> dict[sp.Symbol, int | None]:
+        """The integer variables and their lower bounds: ``n >= n_min`` and the assumed
+        parameters."""
+        return {N: self.n_min, **dict(self.assumptions)}
 
     @property
     def lhs(self) -> sp.Expr:
@@ -126,6 +145,31 @@ def _integer_expression(expr: sp.Expr, ident: str, field: str) -> sp.Expr:
     return expr
 
 
+def _assumptions(data: dict[str, Any], ident: str) -> dict[str, int | None]:
+    raw = data.get("assume")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise IdentityError(
+            f"identity {ident!r}: field 'assume' must be an object such as "
+            '{"m": "integer >= 0"}'
+        )
+    out: dict[str, int | None] = {}
+    for name, spec in raw.items():
+        if not isinstance(name, str) or not _NAME.match(name) or name in ("n", "k"):
+            raise IdentityError(
+                f"identity {ident!r}: field 'assume' names {name!r}, which is not a parameter"
+            )
+        match = _ASSUMPTION.match(spec) if isinstance(spec, str) else None
+        if match is None:
+            raise IdentityError(
+                f"identity {ident!r}: field 'assume' says {spec!r} of {name!r}; write "
+                '"integer" or "integer >= c" with an integer c'
+            )
+        out[name] = int(match.group(1)) if match.group(1) is not None else None
+    return out
+
+
 def parse_identity(data: Any, line: int | None = None) -> WZIdentity:
     """Check one decoded line and return the identity; :class:`IdentityError` otherwise."""
     where = f"line {line}: " if line is not None else ""
@@ -144,7 +188,10 @@ def parse_identity(data: Any, line: int | None = None) -> WZIdentity:
         raise IdentityError(
             f"identity {ident!r}: field 'n_min' must be 0 or more (n ranges over naturals)"
         )
-    local = {"n": N}
+    assumed = _assumptions(data, ident)
+    local: dict[str, Any] = {"n": N}
+    for name, low in assumed.items():
+        local[name] = sp.Symbol(name, integer=True, nonnegative=low is not None and low >= 0)
     lhs = _parse(data["lhs"], ident, "lhs", local)
     if not isinstance(lhs, sp.Sum) or len(lhs.limits) != 1:
         raise IdentityError(
@@ -169,7 +216,15 @@ def parse_identity(data: Any, line: int | None = None) -> WZIdentity:
             key=str,
         )
     )
-    return WZIdentity(ident, summand, _K, lo, hi, rhs, n_min, params, dict(data))
+    unknown = sorted(set(assumed) - {str(p) for p in params})
+    if unknown:
+        raise IdentityError(
+            f"identity {ident!r}: field 'assume' names {unknown}, which the identity does not use"
+        )
+    assumptions = tuple((p, assumed[str(p)]) for p in params if str(p) in assumed)
+    return WZIdentity(
+        ident, summand, _K, lo, hi, rhs, n_min, params, dict(data), assumptions=assumptions
+    )
 
 
 def read_identities(path: Path) -> tuple[list[WZIdentity], list[tuple[int, str]]]:

@@ -34,10 +34,14 @@ from typing import Any
 
 import sympy as sp
 
+from lemmata.provers.wz._ring import from_ratio, ring_for, shift
 from lemmata.provers.wz.identity import N, WZIdentity
+from lemmata.provers.wz.support import holds, vanish_outside_support
 from lemmata.provers.wz.zeilberger import (
     NotHypergeometric,
     Recurrence,
+    hypergeometric_quotient,
+    normalise_powers,
     shift_ratio,
     wz_pair,
     zeilberger,
@@ -89,7 +93,7 @@ def _lhs_at(ident: WZIdentity, n0: int, params: dict[sp.Symbol, int]) -> sp.Expr
     hi = int(ident.hi.subs(N, n0))
     values = {N: n0, **params}
     terms = [ident.summand.subs(values).subs(ident.k, j) for j in range(lo, hi + 1)]
-    return sp.nsimplify(sp.Add(*terms)) if terms else sp.Integer(0)
+    return sp.Add(*terms) if terms else sp.Integer(0)  # exact: the terms are numbers
 
 
 def _equal_at(
@@ -98,7 +102,14 @@ def _equal_at(
     assert ident.rhs is not None
     left = _lhs_at(ident, n0, params)
     right = ident.rhs.subs({N: n0, **params})
-    return sp.simplify(left - right) == 0, left, right
+    return _same_number(left, right), left, right
+
+
+def _same_number(left: sp.Expr, right: sp.Expr) -> bool:
+    """Exact equality of two numbers; ``simplify`` only for what is not a rational."""
+    if left.is_Rational and right.is_Rational:
+        return bool(left == right)
+    return bool(sp.simplify(left - right) == 0)
 
 
 def _refute(ident: WZIdentity, ns: range, result: WZResult) -> int | None:
@@ -117,10 +128,14 @@ def _refute(ident: WZIdentity, ns: range, result: WZResult) -> int | None:
 
 
 def _param_values(ident: WZIdentity, offset: int = 0) -> dict[sp.Symbol, int]:
-    return {
-        p: _PARAMETER_VALUES[(i + offset) % len(_PARAMETER_VALUES)]
-        for i, p in enumerate(ident.parameters)
-    }
+    """Small integers for the parameters, each at least its assumed lower bound."""
+    low = dict(ident.assumptions)
+    values = {}
+    for i, p in enumerate(ident.parameters):
+        value = _PARAMETER_VALUES[(i + offset) % len(_PARAMETER_VALUES)]
+        bound = low.get(p)
+        values[p] = value if bound is None or value >= bound else bound + value
+    return values
 
 
 def prove_identity(
@@ -161,13 +176,9 @@ def prove_identity(
     rk = shift_ratio(F, k, variables)
     rn = shift_ratio(F, N, variables)
 
-    # 1. The certificate, as an identity of rational functions.
-    us = [sp.Integer(1)]
-    for i in range(1, r + 1):
-        us.append(sp.cancel(us[-1] * rn.subs(N, N + i - 1)))
-    lhs_ratio = sp.Add(*[c * u for c, u in zip(coeffs, us, strict=True)])
-    rhs_ratio = R.subs(k, k + 1) * rk - R
-    ok = sp.cancel(lhs_ratio - rhs_ratio) == 0
+    # 1. The certificate, as an identity of rational functions (exact arithmetic in the field
+    #    Q(k, n, parameters), independent of how the recurrence was found).
+    ok = _certificate_holds(coeffs, R, rk, rn, k, variables)
     result.checks.append(
         Check("certificate", ok, "sum_i a_i F(n+i,k)/F(n,k) = R(n,k+1)F(n,k+1)/F(n,k) - R(n,k)")
     )
@@ -211,8 +222,18 @@ def prove_identity(
     if not pole_free:
         return done("recurrence-only", "the telescoped relation could not be established")
 
+    bounds = ident.bounds
+    boundary = vanish_outside_support(boundary, bounds)
+    support_note = ""
+    if boundary != 0 and not _nonzero_somewhere(ident, boundary):
+        vanishes, cases = holds(boundary, bounds, lambda e: _is_zero(e, 0, bounded=True)[0])
+        if vanishes:  # zero in every admissible case: the terms lie outside the support
+            boundary = sp.Integer(0)
+            support_note = "; the boundary terms vanish outside the natural support" + (
+                f" (cases {', '.join(cases)})" if cases else ""
+            )
     inhomogeneous = sp.factor(sp.combsimp(boundary))
-    text = recurrence.as_text(rhs=inhomogeneous)
+    text = recurrence.as_text(rhs=inhomogeneous) + support_note
     result.inhomogeneous = inhomogeneous
     if ident.rhs is None:
         return done(
@@ -221,17 +242,35 @@ def prove_identity(
 
     # 3. The rhs satisfies the same recurrence, with the same inhomogeneous part.
     residue = sp.Add(*[c * ident.rhs.subs(N, N + i) for i, c in enumerate(coeffs)]) - boundary
-    ok3, how = _is_zero(residue, ident.rhs)
+    ok3, how = False, ""
+    if boundary == 0 and ident.rhs != 0:
+        ok3 = _homogeneous_holds(coeffs, ident.rhs, k, variables)
+        how = "rhs(n+1)/rhs(n) is rational; the recurrence divided by rhs(n) cancels"
+    if not ok3:
+        ok3, how = _is_zero(residue, ident.rhs)
     if not ok3 and residue.has(sp.harmonic):
         ok3, how = sp.simplify(sp.expand_func(residue)) == 0, "by expanding harmonic numbers"
+    if not ok3:
+        ok3, cases = holds(residue, bounds, lambda e: _is_zero(e, 0, bounded=True)[0])
+        how = "outside the natural support of its binomials" + (
+            f", in the cases {', '.join(cases)}" if cases else ""
+        )
     result.checks.append(Check("rhs-recurrence", ok3, f"the rhs satisfies {text} ({how})"))
     if not ok3:
         # Either the rhs is not what the sum is, or it is but we cannot show it: look further.
         deeper = range(ident.n_min + spot_checks, ident.n_min + spot_checks + _DEEP_CHECKS)
         if (bad := _refute(ident, deeper, result)) is not None:
             return done("refuted", f"the sides differ at n = {bad}")
+        unstated = [p for p in ident.parameters if p not in dict(ident.assumptions)]
+        hint = (
+            f' (if {unstated[0]} is an integer, say so: "assume": '
+            f'{{"{unstated[0]}": "integer >= 0"}})'
+            if unstated and boundary.has(*unstated)
+            else ""
+        )
         return done(
-            "recurrence-only", f"the sum satisfies {text}, but the rhs could not be shown to"
+            "recurrence-only",
+            f"the sum satisfies {text}, but the rhs could not be shown to{hint}",
         )
 
     # 4. Initial values, including n where the leading coefficient vanishes.
@@ -242,7 +281,11 @@ def prove_identity(
     last = max([ident.n_min + r - 1, *[z + r for z in bad_n]])
     for n0 in range(ident.n_min, last + 1):
         if ident.parameters:
-            same = sp.simplify(_symbolic_lhs(ident, n0) - ident.rhs.subs(N, n0)) == 0
+            gap = _symbolic_lhs(ident, n0) - ident.rhs.subs(N, n0)
+            same = sp.simplify(gap) == 0 or (
+                bool(ident.assumptions)
+                and holds(gap, bounds, lambda e: sp.simplify(sp.expand_func(e)) == 0)[0]
+            )
         else:
             same = _equal_at(ident, n0, {})[0]
         if not same:
@@ -257,6 +300,61 @@ def prove_identity(
         )
     )
     return done("proved")
+
+
+def _certificate_holds(
+    coeffs: tuple[sp.Expr, ...],
+    R: sp.Expr,
+    rk: sp.Expr,
+    rn: sp.Expr,
+    k: sp.Symbol,
+    variables: tuple[sp.Symbol, ...],
+) -> bool:
+    """``sum_i a_i F(n+i,k)/F(n,k) = R(n,k+1) F(n,k+1)/F(n,k) - R(n,k)`` in ``Q(k, n, ...)``."""
+    fld, _ = ring_for((k, N, *(v for v in variables if v not in (k, N))))
+    kr, nr = fld.ring.gens[:2]
+    try:
+        ratio_n, ratio_k = from_ratio(fld, rn), from_ratio(fld, rk)
+        cert = from_ratio(fld, sp.together(R))
+        a = [from_ratio(fld, sp.together(c)) for c in coeffs]
+    except (ValueError, sp.PolynomialError, sp.polys.polyerrors.CoercionFailed):
+        return False
+    u, lhs = fld.one, a[0]
+    for i in range(1, len(a)):
+        u = u * shift(ratio_n, nr, i - 1)
+        lhs += a[i] * u
+    return lhs == shift(cert, kr, 1) * ratio_k - cert
+
+
+def _homogeneous_holds(
+    coeffs: tuple[sp.Expr, ...], rhs: sp.Expr, k: sp.Symbol, variables: tuple[sp.Symbol, ...]
+) -> bool:
+    """``sum_i a_i rhs(n+i) = 0`` for a hypergeometric ``rhs``, as ``sum_i a_i
+    rhs(n+i)/rhs(n) = 0`` in ``Q(n, ...)``; ``False`` when the rhs is not hypergeometric."""
+    names = tuple(sorted(set(variables) | rhs.free_symbols | {N}, key=str))
+    try:
+        ratio = shift_ratio(rhs, N, names)
+        fld, _ = ring_for((k, N, *(v for v in names if v not in (k, N))))
+        step = from_ratio(fld, ratio)
+        a = [from_ratio(fld, sp.together(c)) for c in coeffs]
+    except (NotHypergeometric, ValueError, sp.PolynomialError, sp.polys.polyerrors.CoercionFailed):
+        return False
+    nr = fld.ring.gens[1]
+    u, total = fld.one, a[0]
+    for i in range(1, len(a)):
+        u = u * shift(step, nr, i - 1)
+        total += a[i] * u
+    return not total
+
+
+def _nonzero_somewhere(ident: WZIdentity, expr: sp.Expr) -> bool:
+    """Whether ``expr`` is a nonzero number at some admissible point (then it is not
+    identically zero, and no proof of that need be tried)."""
+    for offset in (2, 3):
+        value = expr.subs({N: ident.n_min + offset, **_param_values(ident, offset)})
+        if value.is_Number and _finite(value) and value != 0:
+            return True
+    return False
 
 
 def _finite(value: sp.Expr) -> bool:
@@ -300,7 +398,7 @@ def _relation_holds(ident: WZIdentity, coeffs: tuple[sp.Expr, ...], boundary: sp
             ]
         )
         right = boundary.subs({N: n0, **params})
-        if not _finite(right) or sp.simplify(left - right) != 0:
+        if not _finite(right) or not _same_number(left, right):
             return False
     return True
 
@@ -319,17 +417,22 @@ def _no_poles_inside(ident: WZIdentity, R: sp.Expr) -> bool:
     return True
 
 
-def _is_zero(expr: sp.Expr, scale: sp.Expr) -> tuple[bool, str]:
+def _is_zero(expr: sp.Expr, scale: sp.Expr, *, bounded: bool = False) -> tuple[bool, str]:
     """Whether ``expr`` vanishes identically: each term divided by ``scale`` is a rational
-    function of n (hypergeometric terms), summed and cancelled; else a bounded simplify."""
+    function of n (hypergeometric terms), summed and cancelled; else a bounded simplify.
+    ``bounded``: no ``simplify`` (inside a case split, where the cases do the work)."""
     expr = sp.expand(expr)
     if expr == 0:
         return True, "identically"
     base = scale if scale != 0 else next(iter(sp.Add.make_args(expr)))
     total = sp.Integer(0)
     for term in sp.Add.make_args(expr):
-        q = sp.cancel(sp.combsimp(sp.powsimp(term / base, force=True)))
+        q = hypergeometric_quotient(term, base)
+        if q is None:
+            q = sp.cancel(normalise_powers(sp.combsimp(normalise_powers(term / base))))
         if not q.is_rational_function(*sorted(q.free_symbols, key=str)):
+            if bounded:
+                return False, "a term ratio is not rational"
             simplified = sp.simplify(sp.combsimp(expr))
             return simplified == 0, "by simplification"
         total += q

@@ -71,6 +71,10 @@ class _InlineProver:
     def prove(self, ident: WZIdentity) -> WZResult:
         return prove_identity(ident, max_order=self.max_order, timeout_s=self.timeout_s)
 
+    def placement(self, ident_id: str) -> dict[str, str]:
+        """Where ``ident_id`` was proved, for its record (a Ray prover names node and actor)."""
+        return {}
+
 
 def _default_signals() -> None:
     # A handler the parent inherited from a library (Ray's turns SIGTERM into sys.exit) must not
@@ -151,6 +155,7 @@ def run_wz(
     isolate: bool = True,
     grace_s: float = 5.0,
     on_result: Callable[[WZResult], None] | None = None,
+    prover: Any = None,
 ) -> WZSummary:
     """Prove each identity; see the module docstring.
 
@@ -159,7 +164,9 @@ def run_wz(
     to it (:func:`~lemmata.provers.wz.discharge.discharge`) within ``model_budget`` calls.
     With ``isolate`` (the default) each identity is proved in a worker process that is killed
     when it runs past ``timeout_s`` (SymPy can take unbounded time on some inputs); the
-    identity is then ``failed`` with that reason and the batch goes on.
+    identity is then ``failed`` with that reason and the batch goes on. ``prover`` replaces
+    both with another one that has ``prove`` and ``placement``, used as a context manager
+    (:meth:`lemmata.provers.ray_workers.RayCluster.wz_prover`: a Ray actor).
     """
     started = time.monotonic()
     items = list(identities)
@@ -169,13 +176,14 @@ def run_wz(
     if not resume and results_path.exists():
         results_path.unlink()
     summary = WZSummary(total=len(items), skipped=sum(1 for i in items if i.id in done))
-    prover = (_IsolatedProver if isolate else _InlineProver)(max_order, timeout_s, grace_s)
+    if prover is None:
+        prover = (_IsolatedProver if isolate else _InlineProver)(max_order, timeout_s, grace_s)
     with prover, results_path.open("a", encoding="utf-8") as sink:
         for ident in items:
             if ident.id in done:
                 continue
             result = prover.prove(ident)
-            record = result.to_dict()
+            record = result.to_dict() | prover.placement(ident.id)
             if lean and result.verdict == "proved":
                 from lemmata.provers.wz.lean_sketch import lean_sketch
 

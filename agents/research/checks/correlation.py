@@ -1,0 +1,89 @@
+"""Correlation: \\|Pearson r\\| >= 0.05, p < 1e-6, n >= 30 (a column may be an ordered scale
+of a few integers, a rating from 1 to 5); not when, with time taken out
+(each month's mean for events, period-to-period changes for a monthly or coarser series),
+\\|r\\| falls below 0.25 and half of itself: then both columns follow time, not each other."""
+
+from __future__ import annotations
+
+from lemmata.agents.research import evidence as ev
+from lemmata.agents.research import timeseries as ts
+from lemmata.agents.research.checks.base import (
+    CheckContext,
+    DataProblem,
+    Finding,
+    Outcome,
+    fmt,
+    score_of,
+)
+from lemmata.agents.research.checks.stats import within_month_r
+from lemmata.agents.research.types import Direction, Hypothesis
+
+__all__ = ["MIN_R", "check"]
+
+#: The weakest correlation told.
+MIN_R = 0.05
+
+
+def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
+    import numpy as np
+    from scipy import stats
+
+    a, b = h.columns
+    t = ctx.table(h.table)
+    if a not in t.num or b not in t.num:
+        raise DataProblem(f"{h.table}: {a} and {b} are not both measures or scales")
+    x, y = t.num[a], t.num[b]
+    ok = np.isfinite(x) & np.isfinite(y)
+    if ok.sum() < 30:
+        raise DataProblem(f"{h.table}: too few pairs of {a}, {b}")
+    r, p = stats.pearsonr(x[ok], y[ok])
+    r, p = float(r), float(p)
+    # Weak correlations in large samples are findings (published ones among them); p sets the
+    # bar, and the floor only keeps out what no reader would call a relation.
+    if not (abs(r) >= MIN_R and p < 1e-6):
+        return Outcome(observation=f"{h.table}.{a} ~ {b}: r = {r:.2f}")
+    for date_col, days in t.days.items():
+        # A daily or weekly series has many rows a month: its months take time out. A
+        # monthly or coarser one has one row a period: its changes from one to the next.
+        series = (
+            t.profile.series
+            and date_col == t.profile.time
+            and t.profile.period not in ("day", "week")
+        )
+        if series:
+            keep = ok & np.isfinite(days)
+            within = ts.differenced_r(days[keep], x[keep], y[keep])
+        else:
+            within = within_month_r(x, y, days)
+        if within is not None and abs(within) < 0.5 * abs(r) and abs(within) < 0.25:
+            return Outcome(
+                observation=(
+                    f"{h.table}.{a} ~ {b}: r = {r:.2f}, but {within:.2f} "
+                    f"{'in changes from period to period' if series else 'within months'} "
+                    f"of {date_col}: both follow time, not each other"
+                )
+            )
+    sql = ev.pearson_sql(
+        h.table,
+        ctx.expr(h.table, a),
+        ctx.expr(h.table, b),
+        [ctx.col(h.table, a).present(), ctx.col(h.table, b).present()],
+    )
+    direction: Direction = "positive" if r > 0 else "negative"
+    strength = "strongly" if abs(r) >= 0.7 else "moderately" if abs(r) >= 0.4 else "weakly"
+    n = int(ok.sum())
+    return ctx.outcome(
+        Finding(
+            kind="correlation",
+            table=h.table,
+            columns=[a, b],
+            direction=direction,
+            evidence_sql=sql,
+            statement=lambda value: (
+                f"{h.table}.{a} and {h.table}.{b} are {strength} {direction}ly correlated "
+                f"(Pearson r = {fmt(value)}, n = {n})"
+            ),
+            score=score_of(p),
+            support={"test": "Pearson", "p": p, "n": n},
+        )
+    )

@@ -1,0 +1,143 @@
+"""The statistics the checks share: robust z-scores, skewness, the level that differs most
+from the rest, correlation with time taken out, and per-entity means."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lemmata.agents.research.checks.base import DataProblem
+
+__all__ = [
+    "MIN_GROUP",
+    "best_level",
+    "entity_means",
+    "robust_z",
+    "same_number",
+    "skew",
+    "typed",
+    "within_month_r",
+]
+
+#: The fewest rows a level (and the rest) needs for a Welch test.
+MIN_GROUP = 15
+
+
+def robust_z(x: Any) -> Any:
+    """(x - median) / (1.4826 MAD); the standard deviation stands in when the MAD is 0."""
+    import numpy as np
+
+    median = np.median(x)
+    mad = np.median(np.abs(x - median)) * 1.4826
+    if mad == 0:
+        mad = np.std(x) or 1e-12
+    return (x - median) / mad
+
+
+def skew(x: Any) -> float:
+    from scipy import stats
+
+    return float(stats.skew(x))
+
+
+def best_level(
+    x: Any, groups: list[Any], alpha: float = 1e-6
+) -> tuple[Any, float, float, float, float] | None:
+    """The level whose mean differs most from the rest: (level, mean, rest mean, d, p).
+
+    Of the levels whose difference is significant (Welch p < ``alpha``), the one with the
+    largest effect (the heaviest species, the biggest firm), not the one measured most
+    precisely; else the one with the largest t. None when no level and its rest both have
+    ``MIN_GROUP`` values."""
+    import numpy as np
+    from scipy import stats
+
+    g = np.array([None if v == "" else v for v in groups], dtype=object)
+    ok = np.isfinite(x) & np.array([v is not None for v in g])
+    x, g = x[ok], g[ok]
+    found = []
+    # Sorted, so that the choice does not follow the hash order of the levels.
+    for level in sorted(set(g.tolist()), key=str):
+        inside = g == level
+        a, b = x[inside], x[~inside]
+        if len(a) < MIN_GROUP or len(b) < MIN_GROUP:
+            continue
+        t, p = stats.ttest_ind(a, b, equal_var=False)
+        pooled = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2) or 1e-12
+        d = (a.mean() - b.mean()) / pooled
+        found.append((level, float(a.mean()), float(b.mean()), float(d), float(p), float(t)))
+    if not found:
+        return None
+    significant = [f for f in found if f[4] < alpha]
+    size = 3 if significant else 5  # |d|, else |t|
+    pool = significant or found
+    top = max(abs(f[size]) for f in pool)
+    # Of two levels that differ equally (the two of a binary column: one higher is the
+    # other lower), the higher one is told.
+    tied = [f for f in pool if math.isclose(abs(f[size]), top, rel_tol=1e-9)]
+    if not tied:  # the largest is NaN: levels whose values are all one number
+        raise DataProblem("a level's difference is undefined (its values are all equal)")
+    level, ma, mb, d, p, _ = max(tied, key=lambda f: f[3])
+    return level, ma, mb, d, p
+
+
+def within_month_r(x: Any, y: Any, days: Any) -> float | None:
+    """Pearson r of ``x`` and ``y`` after each month's mean is taken out of both (both may
+    simply follow time: a trend and a step change correlate with each other); None when
+    there are too few months or pairs to tell."""
+    import numpy as np
+
+    ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(days)
+    if ok.sum() < 30:
+        return None
+    months = np.array([_month_of(d) for d in days[ok]])
+    if len(np.unique(months)) < 6:
+        return None
+    xs, ys = x[ok].astype(float), y[ok].astype(float)
+    _, inverse = np.unique(months, return_inverse=True)
+    for v in (xs, ys):
+        sums = np.bincount(inverse, weights=v)
+        counts = np.bincount(inverse)
+        v -= (sums / counts)[inverse]
+    if xs.std() == 0 or ys.std() == 0:
+        return None
+    return float(np.corrcoef(xs, ys)[0, 1])
+
+
+def _month_of(day: float) -> int:
+    from datetime import date
+
+    d = date.fromordinal(int(day))
+    return d.year * 12 + d.month
+
+
+def entity_means(keys: list[Any], x: Any, counts: bool = False) -> dict[Any, tuple[float, int]]:
+    """Each key's mean of ``x`` (its number of rows when ``counts``) and its number of rows;
+    NULL keys and non-finite values left out."""
+    sums: dict[Any, list[float]] = {}
+    for k, v in zip(keys, x, strict=True):
+        if k is None or not math.isfinite(v):
+            continue
+        sums.setdefault(k, []).append(float(v))
+    if counts:
+        return {k: (float(len(v)), len(v)) for k, v in sums.items()}
+    return {k: (sum(v) / len(v), len(v)) for k, v in sums.items()}
+
+
+def same_number(a: Any, b: str) -> bool:
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def typed(value: str, column: list[Any]) -> Any:
+    """``value`` as the column stores it (an int for an integer key)."""
+    sample = next((v for v in column if v is not None), None)
+    if isinstance(sample, int | float) and not isinstance(sample, bool):
+        try:
+            f = float(value)
+        except ValueError:
+            return value
+        return int(f) if isinstance(sample, int) and f.is_integer() else f
+    return value

@@ -1,0 +1,237 @@
+"""Time: trends and change points of period means (or row counts) over a date column.
+
+=====  ==========================================================================================
+trend  period means fit a line (Mann-Kendall p < alpha, R^2 >= 0.3, seasonality taken out) at
+       least as well as the best step
+change the best step leaves <= 0.8 of a line's squared error, Welch p < alpha / s before/after
+       (s: the split points the step was chosen from), a shift of >= 0.25 standard deviations
+=====  ==========================================================================================
+
+``alpha`` is the explorer's Bonferroni bar for the kind (see
+:meth:`~lemmata.agents.research.checks.base.CheckContext.alpha`); without counted hypotheses the
+fixed bars hold: 1e-4 for trends, 1e-8 for changes in monthly means of events and 1e-6 for a
+series.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lemmata.agents.research import evidence as ev
+from lemmata.agents.research import timeseries as ts
+from lemmata.agents.research.checks.base import (
+    CheckContext,
+    DataProblem,
+    Finding,
+    Outcome,
+    fmt,
+    score_of,
+)
+from lemmata.agents.research.types import Direction, Hypothesis
+from lemmata.environments.database import quote_ident
+
+__all__ = ["check_change", "check_trend", "period_of", "trend_fit"]
+
+
+def period_of(ctx: CheckContext, table: str, date_col: str) -> str:
+    """The period values are grouped by: a series' own step (months for a long daily
+    series), else months (worked out once per column)."""
+    key = (table, date_col)
+    if key not in ctx.periods:
+        ctx.periods[key] = _find_period(ctx, table, date_col)
+    return ctx.periods[key]
+
+
+def _find_period(ctx: CheckContext, table: str, date_col: str) -> str:
+    import numpy as np
+
+    p = ctx.survey.tables[table]
+    if p.series and date_col == p.time and p.period in ts.PERIODS:
+        if p.period in ("day", "week") and p.rows > 400:
+            return "month"
+        return p.period
+    # Events dated only to the year (or quarter) are grouped by it, not by month.
+    days = ctx.table(table).days.get(date_col)
+    starts: Any = np.unique(days[np.isfinite(days)]) if days is not None else []
+    for coarse in ("year", "quarter"):
+        if len(starts) and all(
+            ts.period_start(ts.period_key(d, coarse), coarse).toordinal() == int(d) for d in starts
+        ):
+            return coarse
+    return "month"
+
+
+def _period_means(
+    ctx: CheckContext, table: str, num: str, date_col: str
+) -> tuple[Any, Any, Any, Any, str] | None:
+    """Each period's mean of ``num`` (row count when empty): (periods, means, each row's
+    period, each row's value, the period's name)."""
+    import numpy as np
+
+    t = ctx.table(table)
+    period = period_of(ctx, table, date_col)
+    series = period != "month" or ctx.survey.tables[table].series
+    days = t.days[date_col]
+    x = t.num[num] if num else np.ones_like(days)
+    ok = np.isfinite(days) & np.isfinite(x)
+    days, x = days[ok], x[ok]
+    if len(x) < (8 if series else 30):
+        return None
+    keys = np.array([ts.period_key(d, period) for d in days])
+    levels = np.unique(keys)
+    if num:
+        means = np.array([x[keys == m].mean() for m in levels])
+        sizes = np.array([(keys == m).sum() for m in levels])
+        # A series has one row per period; events need a few rows for a mean.
+        keep = sizes >= (1 if series else 5)
+    else:
+        means = np.array([float((keys == m).sum()) for m in levels])
+        keep = np.ones(len(levels), dtype=bool)
+        keep[[0, -1]] = False  # first and last months are usually partial
+    if keep.sum() < (8 if series else 6):
+        return None
+    return levels[keep], means[keep], keys, x, period
+
+
+def trend_fit(ctx: CheckContext, table: str, num: str, date_col: str) -> dict[str, Any] | None:
+    """The trend and the best step of ``num``'s period means over ``date_col`` (None when
+    there are too few periods)."""
+    import numpy as np
+
+    data = _period_means(ctx, table, num, date_col)
+    if data is None:
+        return None
+    t, y, keys, x, period = data
+    fit = ts.trend(t, y, season_of=ts.season_of(t, period))
+    y = fit.values
+    line = np.polyfit(t, y, 1)
+    lin_sse = float(np.sum((y - np.polyval(line, t)) ** 2))
+    best = ts.step(y)
+    step_sse, split = best if best is not None else (math.inf, 0)
+    return {
+        "slope": fit.slope,
+        "p": fit.p,
+        "tau": fit.tau,
+        "r2": fit.r2,
+        "seasonal": fit.seasonal,
+        "period": period,
+        "lin_sse": lin_sse,
+        "step_sse": step_sse,
+        "split_month": int(t[split]) if split else None,
+        "months": len(t),
+        "first": float(y[:3].mean()),
+        "last": float(y[-3:].mean()),
+        "rows": (keys, x),
+    }
+
+
+def check_trend(ctx: CheckContext, h: Hypothesis) -> Outcome:
+    num, date_col = h.columns
+    fit = trend_fit(ctx, h.table, num, date_col)
+    if fit is None:
+        raise DataProblem(f"{h.table}.{num or 'rows'} over {date_col}: too few months")
+    alpha = ctx.alpha("trend", 1e-4)
+    if not (fit["p"] < alpha and fit["r2"] >= 0.3 and fit["lin_sse"] <= fit["step_sse"]):
+        return Outcome(
+            observation=f"{h.table}.{num or 'rows'} over {date_col}: no steady trend (R^2={fit['r2']:.2f})"
+        )
+    direction: Direction = "increase" if fit["slope"] > 0 else "decrease"
+    where = [ctx.col(h.table, num).present()] if num else []
+    period = fit["period"]
+    sql = ev.monthly_slope_sql(
+        h.table,
+        ctx.expr(h.table, num) if num else None,
+        ctx.col(h.table, date_col).time_sql(),
+        where,
+        period=period,
+    )
+    profile = ctx.survey.tables[h.table]
+    series = profile.series and date_col == profile.time
+    what = (
+        f"{h.table}.{num}"
+        if num and series
+        else f"the {period}ly mean of {h.table}.{num}"
+        if num
+        else f"the number of {h.table} rows per {period}"
+    )
+    seasonal = ", with its seasonal pattern taken out" if fit["seasonal"] else ""
+    return ctx.outcome(
+        Finding(
+            kind="trend",
+            table=h.table,
+            columns=[num, date_col] if num else [date_col],
+            direction=direction,
+            evidence_sql=sql,
+            statement=lambda value: (
+                f"{what} {direction}s steadily over {date_col}: by {fmt(value)} "
+                f"a {period}, from about {fmt(fit['first'])} to {fmt(fit['last'])} over "
+                f"{fit['months']} {period}s (Mann-Kendall tau = {fit['tau']:.2f}{seasonal})"
+            ),
+            score=score_of(fit["p"]),
+            support={
+                "test": "Mann-Kendall on period means, Theil-Sen slope",
+                "p": fit["p"],
+                "tau": fit["tau"],
+                "theil_sen_slope": fit["slope"],
+                "r2": fit["r2"],
+                "seasonal": fit["seasonal"],
+                "period": period,
+            },
+        )
+    )
+
+
+def check_change(ctx: CheckContext, h: Hypothesis) -> Outcome:
+    from scipy import stats
+
+    num, date_col = h.columns
+    fit = trend_fit(ctx, h.table, num, date_col)
+    if fit is None or fit["split_month"] is None:
+        raise DataProblem(f"{h.table}.{num} over {date_col}: too few months")
+    months, x = fit["rows"]
+    before, after = x[months < fit["split_month"]], x[months >= fit["split_month"]]
+    if min(len(before), len(after)) < (5 if fit["period"] != "month" else 10):
+        raise DataProblem(f"{h.table}.{num}: change too close to an end")
+    _, p = stats.ttest_ind(before, after, equal_var=False)
+    p = float(p)
+    sd = float(x.std()) or 1e-12
+    diff = float(after.mean() - before.mean())
+    # Events give many rows a side; a series has one a period, so it needs less. Counted
+    # hypotheses set the bar instead: Bonferroni over them and over the split points the
+    # step fit chose from (the best of them is no single test).
+    fixed = 1e-8 if fit["period"] == "month" and not ctx.survey.tables[h.table].series else 1e-6
+    splits = max(1, fit["months"] - 5)
+    alpha = ctx.alpha("change", fixed * splits) / splits
+    if not (p < alpha and abs(diff) >= 0.25 * sd and fit["step_sse"] <= 0.8 * fit["lin_sse"]):
+        return Outcome(observation=f"{h.table}.{num} over {date_col}: no step change")
+    when = ts.period_start(fit["split_month"], fit["period"]).isoformat()
+    time_sql = ctx.col(h.table, date_col).time_sql()
+    since = (
+        f"{time_sql} >= {ev.literal(when)}"
+        if time_sql == quote_ident(date_col)
+        else f"date({time_sql}) >= {ev.literal(when)}"
+    )
+    before_mean = float(before.mean())
+    return ctx.outcome(
+        Finding(
+            kind="change",
+            table=h.table,
+            columns=[num, date_col],
+            direction="increase" if diff > 0 else "decrease",
+            evidence_sql=ev.mean_sql(
+                h.table, ctx.expr(h.table, num), [since, ctx.col(h.table, num).present()]
+            ),
+            statement=lambda value: (
+                f"{h.table}.{num} {'rose' if diff > 0 else 'fell'} from a mean of "
+                f"{fmt(before_mean)} before {when} to {fmt(value)} from then on, and stayed there"
+            ),
+            score=score_of(p),
+            support={
+                "test": "step fit of monthly means; Welch t-test",
+                "p": p,
+                "since": when,
+                "before_mean": before_mean,
+            },
+        )
+    )

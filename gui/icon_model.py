@@ -1,0 +1,385 @@
+"""A small CNN that maps an icon crop into the text embedding space, trained contrastively.
+
+The encoder reads an icon's ink (distance from the crop's background, so dark-on-light and
+light-on-dark alike), cut to the ink and scaled to 32 x 32, and returns a unit vector in the
+space of our MiniLM text embeddings (:mod:`lemmata.embeddings`), passed through a small learned
+adapter. A functional instruction ("open the settings") is embedded by MiniLM and scored against
+every icon crop on a screen: zero-shot, for icons of any set.
+
+Training (:func:`train`) draws concepts of the icon library (:mod:`~lemmata.gui.icon_library`),
+two glyphs of each (from different sets and styles where the concept has them), and degrades
+each view as screens do: 10 to 40 px before scaling (anti-aliasing), thicker or thinner
+strokes, gamma, blur, noise and JPEG-like blocking. Two InfoNCE losses: image to concept text
+and view to view (the same concept in two sets lands close). The run ends at ``steps`` or at
+``time_limit_s`` (25 minutes by default), whichever comes first, with the learning rate annealed
+either way; one thread, since on a shared 2-core machine two threads stalled each other (a step
+took 5x longer). The weights (float16, under a megabyte) ship as ``data/icon_encoder.pt``.
+
+Errors: a missing or damaged weights file raises :class:`IconModelError` naming the file and
+how to rebuild it; the icon anchor catches it and says it is inactive.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from lemmata.errors import LemmataError
+
+if TYPE_CHECKING:
+    import torch
+
+    from lemmata.gui.icon_library import Library
+
+__all__ = [
+    "INPUT",
+    "WEIGHTS",
+    "IconEncoder",
+    "IconModelError",
+    "TrainConfig",
+    "load_encoder",
+    "prepare_crops",
+    "train",
+]
+
+INPUT = 32
+WEIGHTS = Path(__file__).parent / "data" / "icon_encoder.pt"
+FORMAT = 1
+
+
+class IconModelError(LemmataError):
+    """The icon encoder's weights are missing, damaged or of another format."""
+
+    code = "icon_model"
+
+
+def _net(dim: int = 384, width: int = 16) -> Any:
+    import torch
+    from torch import nn
+
+    def conv(cin: int, cout: int) -> list[nn.Module]:
+        return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU()]
+
+    class Encoder(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            w = width
+            # one convolution at full size (the cost is there), more at the smaller ones
+            self.features = nn.Sequential(
+                *conv(1, w),
+                nn.MaxPool2d(2),
+                *conv(w, 2 * w),
+                *conv(2 * w, 2 * w),
+                nn.MaxPool2d(2),
+                *conv(2 * w, 4 * w),
+                *conv(4 * w, 4 * w),
+                nn.MaxPool2d(2),
+                *conv(4 * w, 8 * w),
+            )
+            self.head = nn.Linear(16 * w, dim)
+            self.adapter = nn.Linear(dim, dim)  # text side: MiniLM vector -> shared space
+            nn.init.zeros_(self.adapter.weight)
+            nn.init.zeros_(self.adapter.bias)
+            self.logit_scale = nn.Parameter(torch.tensor(math.log(20.0)))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            f = self.features(x)
+            pooled = torch.cat([f.mean((2, 3)), f.amax((2, 3))], 1)
+            return nn.functional.normalize(self.head(pooled), dim=1)
+
+        def text(self, t: torch.Tensor) -> torch.Tensor:
+            t = nn.functional.normalize(t, dim=1)
+            return nn.functional.normalize(t + self.adapter(t), dim=1)
+
+    return Encoder()
+
+
+class IconEncoder:
+    """The trained encoder: :meth:`images` for crops' ink squares, :meth:`texts` for MiniLM
+    vectors; both unit vectors in one space, so their dot product scores an icon for a text."""
+
+    def __init__(self, net: Any, meta: dict[str, Any] | None = None) -> None:
+        self.net = net.eval()
+        self.meta = meta or {}
+
+    def images(self, squares: np.ndarray) -> np.ndarray:
+        """(N, INPUT, INPUT) float ink in [0, 1] -> (N, dim) unit vectors."""
+        import torch
+
+        if len(squares) == 0:
+            return np.zeros((0, self.net.head.out_features), dtype=np.float32)
+        with torch.inference_mode():
+            x = torch.from_numpy(np.ascontiguousarray(squares, dtype=np.float32))[:, None]
+            out: np.ndarray = self.net(x).numpy()
+        return out
+
+    def texts(self, vectors: np.ndarray) -> np.ndarray:
+        """MiniLM vectors (N, dim) -> the shared space (N, dim)."""
+        import torch
+
+        with torch.inference_mode():
+            out: np.ndarray = self.net.text(
+                torch.from_numpy(np.asarray(vectors, np.float32))
+            ).numpy()
+        return out
+
+    def save(self, path: Path) -> None:
+        import torch
+
+        state = {
+            k: v.half() if v.is_floating_point() else v for k, v in self.net.state_dict().items()
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_suffix(".part")
+        torch.save({"format": FORMAT, "state": state, "meta": self.meta}, part)
+        part.replace(path)
+
+
+def load_encoder(path: Path | None = None) -> IconEncoder:
+    """The encoder from ``path`` (default: the weights shipped in the package)."""
+    import torch
+
+    path = Path(path or WEIGHTS)
+    fix = "rebuild it with `lemmata gui train-icons` (or reinstall lemmata)"
+    if not path.is_file():
+        raise IconModelError(f"the icon encoder's weights {path} are missing: {fix}")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # a damaged file raises several types, all meaning "unreadable"
+        raise IconModelError(
+            f"the icon encoder's weights {path} cannot be read (damaged, or not a weights file: "
+            f"{type(exc).__name__}): {fix}"
+        ) from exc
+    if not isinstance(blob, dict) or blob.get("format") != FORMAT or "state" not in blob:
+        raise IconModelError(f"{path} is not an icon encoder of format {FORMAT}: {fix}")
+    meta = blob.get("meta") or {}
+    net = _net(int(meta.get("dim", 384)), int(meta.get("width", 16)))
+    try:
+        net.load_state_dict(
+            {k: v.float() if v.is_floating_point() else v for k, v in blob["state"].items()}
+        )
+    except (RuntimeError, KeyError) as exc:
+        raise IconModelError(f"{path} does not fit the icon encoder ({exc}): {fix}") from exc
+    return IconEncoder(net, meta)
+
+
+# ---------------------------------------------------------------------------------------------
+# Crops in
+
+
+def prepare_crops(crops: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """PIL crops -> ((N, INPUT, INPUT) ink squares, (N,) bool: had ink)."""
+    from lemmata.gui.icons import ink_of
+
+    out = np.zeros((len(crops), INPUT, INPUT), dtype=np.float32)
+    ok = np.zeros(len(crops), dtype=bool)
+    for i, crop in enumerate(crops):
+        sq = ink_square(ink_of(crop))
+        if sq is not None:
+            out[i], ok[i] = sq, True
+    return out, ok
+
+
+def ink_square(ink: np.ndarray) -> np.ndarray | None:
+    """An ink map cut to its ink, padded square, scaled to INPUT (1 px margin), max 1."""
+    import torch
+
+    ys, xs = np.nonzero(ink > 0.2)
+    if len(xs) < 4:
+        return None
+    cut = ink[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+    h, w = cut.shape
+    side = max(h, w)
+    sq = np.zeros((side, side), dtype=np.float32)
+    sq[(side - h) // 2 : (side - h) // 2 + h, (side - w) // 2 : (side - w) // 2 + w] = cut
+    t = _fit(torch.from_numpy(sq)[None, None])
+    res: np.ndarray = t[0, 0].numpy()
+    return res
+
+
+def _fit(x: torch.Tensor) -> torch.Tensor:
+    """(B, 1, s, s) ink -> (B, 1, INPUT, INPUT): scaled to INPUT - 2 and padded by one pixel,
+    then scaled so each image's maximum is 1."""
+    import torch
+    from torch.nn import functional as F
+
+    inner = INPUT - 2
+    x = F.interpolate(
+        x, size=(inner, inner), mode="bilinear", antialias=x.shape[-1] > inner, align_corners=False
+    )
+    x = F.pad(x, (1, 1, 1, 1))
+    peak = x.amax((2, 3), keepdim=True).clamp(min=1e-3)
+    out: torch.Tensor = (x / peak).clamp(0, 1)
+    return torch.nan_to_num(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 1500
+    concepts_per_batch: int = 128
+    lr: float = 2e-3
+    weight_decay: float = 1e-4
+    width: int = 16
+    seed: int = 0
+    threads: int = 1  # on a shared 2-core machine two threads stall each other (5x slower)
+    multi_set_share: float = 0.7  # share of a batch's concepts drawn among those in >= 2 sets
+    time_limit_s: float = 25 * 60  # the schedule ends at this time even if steps remain
+
+
+def augment(base: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """(B, 1, S, S) clean ink squares in [0, 1] -> degraded model inputs (B, 1, INPUT, INPUT)."""
+    import torch
+    from torch.nn import functional as F
+
+    b = base.shape[0]
+    x = base
+
+    def rand(*shape: int) -> torch.Tensor:
+        return torch.rand(*shape, generator=gen)
+
+    # stroke width: dilate or erode a third of the time each
+    r = rand(b)
+    thick = F.max_pool2d(x, 3, 1, 1)
+    thin = -F.max_pool2d(-x, 3, 1, 1)
+    x = torch.where((r < 0.2)[:, None, None, None], thick, x)
+    x = torch.where((r > 0.85)[:, None, None, None], torch.maximum(thin, 0.5 * x), x)
+    # small shift and scale inside the box (detected boxes are not cut to the ink)
+    theta = torch.zeros(b, 2, 3)
+    s = 1.0 + 0.15 * (rand(b) - 0.3)
+    theta[:, 0, 0] = s
+    theta[:, 1, 1] = s
+    theta[:, :, 2] = 0.08 * (rand(b, 2) - 0.5)
+    grid = F.affine_grid(theta, list(x.shape), align_corners=False)
+    x = F.grid_sample(x, grid, align_corners=False, padding_mode="zeros")
+    # screen size: 10 to 40 px, a few sizes so a batch needs few resizes
+    out = torch.empty(b, 1, INPUT, INPUT)
+    choices = torch.tensor([10, 12, 14, 16, 20, 24, 32, 40])
+    sizes = choices[torch.randint(0, len(choices), (b,), generator=gen)]
+    for px in sizes.unique().tolist():
+        idx = (sizes == px).nonzero().flatten()
+        small = F.interpolate(
+            x[idx], size=(px, px), mode="bilinear", antialias=True, align_corners=False
+        )
+        # a grey level per icon, as on a coloured screen: ink is the distance from the background
+        small = small * (0.35 + 0.65 * rand(len(idx), 1, 1, 1))
+        small = small + 0.06 * rand(len(idx), 1, 1, 1) * torch.randn(small.shape, generator=gen)
+        if rand(1).item() < 0.5:  # JPEG-like 2x2 blocking
+            small = F.interpolate(
+                F.avg_pool2d(small, 2, ceil_mode=True), size=(px, px), mode="nearest"
+            )
+            small = 0.5 * small + 0.5 * F.interpolate(x[idx], size=(px, px), mode="area")
+        small = small.clamp(0, 1).abs()
+        # the crop's ink is measured against the strongest pixel; weak ink is dropped (< 0.2)
+        peak = small.amax((2, 3), keepdim=True).clamp(min=1e-3)
+        small = small / peak
+        small = torch.where(small > 0.2, small, torch.zeros_like(small))
+        out[idx] = _fit(small)
+    gamma = torch.exp(0.5 * (rand(b, 1, 1, 1) - 0.5))
+    return out.clamp(0, 1) ** gamma
+
+
+def train(
+    library: Library,
+    text_vectors: np.ndarray,
+    config: TrainConfig | None = None,
+    *,
+    progress: Callable[[int, float, float], None] | None = None,
+) -> IconEncoder:
+    """Train an encoder on ``library`` (its images and concepts); ``text_vectors`` holds one
+    MiniLM vector per distinct concept, in the order of ``sorted(set(library.concepts))``."""
+    import torch
+    from torch.nn import functional as F
+
+    cfg = config or TrainConfig()
+    torch.set_num_threads(max(1, min(cfg.threads, 2)))
+    gen = torch.Generator().manual_seed(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    names = sorted(set(library.concepts))
+    if len(names) < 2:
+        raise ValueError("training the icon encoder needs at least two concepts")
+    if len(text_vectors) != len(names):
+        raise ValueError(f"{len(text_vectors)} text vectors for {len(names)} concepts")
+    cid = {c: i for i, c in enumerate(names)}
+    members: list[list[int]] = [[] for _ in names]
+    sets_of: list[set[str]] = [set() for _ in names]
+    for i, (c, s) in enumerate(zip(library.concepts, library.sets, strict=True)):
+        members[cid[c]].append(i)
+        sets_of[cid[c]].add(s)
+    multi = np.array([i for i, s in enumerate(sets_of) if len(s) >= 2])
+    single = np.array([i for i, s in enumerate(sets_of) if len(s) < 2])
+    images = torch.from_numpy(library.images.astype(np.float32) / 255.0)[:, None]
+    texts = torch.from_numpy(np.asarray(text_vectors, dtype=np.float32))
+    net = _net(texts.shape[1], cfg.width)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    k = min(cfg.concepts_per_batch, len(names))
+    started = time.monotonic()
+    net.train()
+    step = 0
+    while True:
+        # progress is steps or time, whichever runs out first: on a busy machine the learning
+        # rate still anneals to zero by the time limit (warm-up 5 %, then a cosine)
+        p = max(step / cfg.steps, (time.monotonic() - started) / cfg.time_limit_s)
+        if p >= 1.0:
+            break
+        lr = cfg.lr * (p / 0.05 if p < 0.05 else 0.5 * (1 + math.cos(math.pi * (p - 0.05) / 0.95)))
+        for group in opt.param_groups:
+            group["lr"] = lr
+        n_multi = min(len(multi), int(round(k * cfg.multi_set_share))) if len(multi) else 0
+        chosen = np.concatenate(
+            [
+                rng.choice(multi, n_multi, replace=False) if n_multi else np.zeros(0, int),
+                rng.choice(single, min(len(single), k - n_multi), replace=False)
+                if len(single)
+                else np.zeros(0, int),
+            ]
+        ).astype(int)
+        if len(chosen) < 2:
+            chosen = rng.choice(len(names), k, replace=False)
+        a_idx, b_idx = [], []
+        for c in chosen:
+            m = members[c]
+            pair = rng.choice(m, 2, replace=len(m) < 2)
+            a_idx.append(int(pair[0]))
+            b_idx.append(int(pair[1]))
+        batch = images[a_idx + b_idx]
+        x = augment(batch, gen)
+        emb = net(x)
+        txt = net.text(texts[chosen])
+        scale = net.logit_scale.exp().clamp(max=100)
+        target = torch.arange(len(chosen)).repeat(2)
+        logits = scale * emb @ txt.T
+        loss_it = F.cross_entropy(logits, target) + 0.5 * F.cross_entropy(
+            logits.T.reshape(len(chosen), 2, len(chosen)).transpose(0, 1).reshape(-1, len(chosen)),
+            torch.arange(len(chosen)).repeat(2),
+        )
+        ea, eb = emb[: len(chosen)], emb[len(chosen) :]
+        sim = scale * ea @ eb.T
+        diag = torch.arange(len(chosen))
+        loss_ii = 0.5 * (F.cross_entropy(sim, diag) + F.cross_entropy(sim.T, diag))
+        loss = loss_it + 0.5 * loss_ii
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        step += 1
+        if progress is not None and step % 50 == 1:
+            progress(step, float(loss.detach()), time.monotonic() - started)
+    meta = {
+        "dim": int(texts.shape[1]),
+        "width": cfg.width,
+        "steps": step,
+        "sets": sorted(set(library.sets)),
+        "concepts": len(names),
+        "glyphs": len(library.concepts),
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    return IconEncoder(net, meta)

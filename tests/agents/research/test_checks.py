@@ -1,0 +1,171 @@
+"""The explorer's registry of checks (lemmata.agents.research.checks): one check per kind, the
+evidence-SQL-to-insight step, real zeros, and errors told apart from what the data holds."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lemmata.agents.research import checks
+from lemmata.agents.research.checks import CHECKS, CheckContext, DataProblem, Finding
+from lemmata.agents.research.explore import Explorer
+from lemmata.agents.research.profile import survey
+from lemmata.agents.research.types import Hypothesis
+from lemmata.environments.database import Database
+
+
+def _sensors(path: Path) -> Path:
+    """Readings where every reading of sensor kind 'off' is exactly 0.0."""
+    rng = np.random.default_rng(3)
+    rows = [(i, "off", 0.0) for i in range(40)]
+    rows += [(40 + i, "on" if i % 2 else "idle", float(rng.normal(10, 1))) for i in range(80)]
+    con = sqlite3.connect(path)
+    con.execute('CREATE TABLE "readings" ("id" INTEGER PRIMARY KEY, "kind" TEXT, "level" REAL)')
+    con.executemany('INSERT INTO "readings" VALUES (?, ?, ?)', rows)
+    con.commit()
+    con.close()
+    return path
+
+
+@pytest.fixture
+def explorer(tmp_path: Path) -> Explorer:
+    db = Database(_sensors(tmp_path / "sensors.sqlite"))
+    return Explorer(db, survey(db))
+
+
+def test_every_kind_the_explorer_proposes_has_a_check(explorer: Explorer) -> None:
+    kinds = {h.kind for h in explorer.initial()}
+    assert kinds and kinds <= set(CHECKS)
+    assert explorer.test(Hypothesis(kind="other", table="readings", columns=["level"])).observation
+
+
+def test_a_zero_from_the_evidence_sql_is_a_value_and_a_null_is_none(explorer: Explorer) -> None:
+    ctx: CheckContext = explorer.context
+
+    def finding(sql: str) -> Finding:
+        return Finding(
+            kind="group_difference",
+            table="readings",
+            columns=["level", "kind"],
+            evidence_sql=sql,
+            statement=lambda v: f"mean level {v}",
+            score=1.0,
+            support={},
+        )
+
+    ins = ctx.confirm(finding('SELECT AVG("level") FROM "readings" WHERE "kind" = \'off\''))
+    assert ins is not None and ins.value == 0.0 and ins.statement == "mean level 0.0"
+    assert ctx.confirm(finding('SELECT AVG("level") FROM "readings" WHERE 0')) is None
+
+
+def test_a_level_whose_mean_is_zero_is_reported_with_its_zero(explorer: Explorer) -> None:
+    out = explorer.test(
+        Hypothesis(kind="group_difference", table="readings", columns=["level", "kind"])
+    )
+    (ins,) = out.insights
+    assert ins.entities == ["kind=off"] and ins.direction == "lower"
+    assert ins.value == 0.0 and "mean 0 against" in ins.statement
+
+
+def test_what_the_data_holds_is_an_observation(explorer: Explorer, tmp_path: Path) -> None:
+    # An unknown column, a column of the wrong role, the wrong number of columns: a model's
+    # proposal can name any of these.
+    for columns, says in [
+        (["pressure"], "no column 'pressure'"),
+        (["kind"], "readings.kind is categorical, not numeric"),
+        (["level", "kind", "id"], "takes 1 columns"),
+    ]:
+        out = explorer.test(Hypothesis(kind="distribution", table="readings", columns=columns))
+        assert says in out.observation and not out.insights
+    out = explorer.test(Hypothesis(kind="share", table="nowhere", columns=["kind"]))
+    assert "no table 'nowhere'" in out.observation
+    con = sqlite3.connect(tmp_path / "few.sqlite")
+    con.execute("CREATE TABLE t (x REAL)")
+    con.executemany("INSERT INTO t VALUES (?)", [(float(v),) for v in np.linspace(3, 9, 12) ** 2])
+    con.commit()
+    db = Database(tmp_path / "few.sqlite")
+    few = Explorer(db, survey(db)).test(Hypothesis(kind="distribution", table="t", columns=["x"]))
+    assert "too few values" in few.observation
+
+
+def test_a_coding_error_in_a_check_is_raised_not_recorded(
+    explorer: Explorer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = Hypothesis(kind="distribution", table="readings", columns=["level"])
+
+    def broken(ctx: CheckContext, hyp: Hypothesis) -> checks.Outcome:
+        return ctx.table(hyp.table).num["levle"]  # a typo: KeyError
+
+    def mistyped(ctx: CheckContext, hyp: Hypothesis) -> checks.Outcome:
+        (a, b) = hyp.columns  # a check written for two columns: ValueError in our code
+        return checks.Outcome()
+
+    def data_limit(ctx: CheckContext, hyp: Hypothesis) -> checks.Outcome:
+        raise DataProblem("readings.level: too few values")
+
+    monkeypatch.setitem(CHECKS, "distribution", broken)
+    with pytest.raises(KeyError):
+        explorer.test(h)
+    monkeypatch.setitem(CHECKS, "distribution", mistyped)
+    with pytest.raises(ValueError):
+        explorer.test(h)
+    monkeypatch.setitem(CHECKS, "distribution", data_limit)
+    assert "too few values" in explorer.test(h).observation
+
+
+def _survey_rows(path: Path, n: int, seed: int, effect: float) -> Path:
+    """People with a 1-5 rating, a 1-4 region code held in a lookup table, and a measure that
+    falls weakly with the rating (``effect`` per step of it, against noise of 1)."""
+    rng = np.random.default_rng(seed)
+    rating = rng.integers(1, 6, n)
+    region = rng.integers(1, 5, n)
+    hours = 5 - effect * rating + rng.normal(0, 1, n)
+    con = sqlite3.connect(path)
+    con.execute('CREATE TABLE "regions" ("region" INTEGER PRIMARY KEY, "name" TEXT)')
+    con.executemany('INSERT INTO "regions" VALUES (?, ?)', [(i, f"r{i}") for i in range(1, 5)])
+    con.execute(
+        'CREATE TABLE "people" ("rating" INTEGER, "hours" REAL, '
+        '"region" INTEGER REFERENCES "regions" ("region"))'
+    )
+    rows = [(int(a), float(b), int(c)) for a, b, c in zip(rating, hours, region, strict=True)]
+    con.executemany('INSERT INTO "people" VALUES (?, ?, ?)', rows)
+    con.commit()
+    con.close()
+    return path
+
+
+def _correlations(path: Path) -> list[list[str]]:
+    db = Database(path)
+    ex = Explorer(db, survey(db))
+    return [
+        sorted(i.columns)
+        for h in ex.initial()
+        if h.kind == "correlation"
+        for i in ex.test(h).insights
+    ]
+
+
+def test_a_rating_is_a_scale_for_correlations_and_weak_ones_count_in_large_samples(
+    tmp_path: Path,
+) -> None:
+    # r is about -0.1 over 6000 rows: weak, and far beyond chance.
+    path = _survey_rows(tmp_path / "people.sqlite", 6000, seed=1, effect=0.07)
+    assert survey(Database(path)).tables["people"].columns["rating"].role == "categorical"
+    assert _correlations(path) == [["hours", "rating"]]
+
+
+def test_no_correlation_with_a_scale_in_noise(tmp_path: Path) -> None:
+    for seed in range(3):
+        assert _correlations(_survey_rows(tmp_path / f"{seed}.sqlite", 6000, seed, 0.0)) == []
+
+
+def test_what_counts_as_a_scale() -> None:
+    from lemmata.agents.research.checks.base import is_scale
+
+    assert is_scale([1, 2, 3, 4, 5, None, 3])
+    assert not is_scale([1, 2])  # two levels: a binary label
+    assert not is_scale([1, 2, 4, 7])  # gaps: codes, not a scale
+    assert not is_scale(["1", "2", "3"]) and not is_scale([0.5, 1.5, 2.5])

@@ -1,0 +1,59 @@
+"""The text anchor reads instructions worded as actions (real tesseract)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def launcher():  # type: ignore[no-untyped-def]
+    """A launcher of cards with labels (drawn here), and each label's box."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    img = Image.new("RGB", (1000, 320), (250, 250, 250))
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype("DejaVuSans.ttf", 17)
+    boxes = {}
+    for i, label in enumerate(["Notebook", "Console", "Text File", "Markdown File", "Terminal"]):
+        x = 30 + i * 190
+        draw.rectangle((x, 80, x + 160, 240), outline=(200, 200, 200), fill="white")
+        w = draw.textlength(label, font=font)
+        draw.text((x + 80 - w / 2, 200), label, fill=(20, 20, 20), font=font)
+        boxes[label] = (x, 80, x + 160, 240)
+    return img, boxes
+
+
+@pytest.fixture(scope="module")
+def text_grounder():  # type: ignore[no-untyped-def]
+    if shutil.which("tesseract") is None:
+        pytest.skip("needs tesseract: apt-get install tesseract-ocr")
+    from lemmata.gui.ground import Grounder
+
+    text, _ = Grounder.offline_anchors()
+    return Grounder([text])
+
+
+@pytest.mark.parametrize(
+    ("instruction", "label"),
+    [
+        ("create a new text file", "Text File"),
+        ("start a terminal", "Terminal"),
+        ("open a new notebook", "Notebook"),
+        ("create a markdown file", "Markdown File"),
+    ],
+)
+def test_actions_find_the_card_their_object_names(
+    text_grounder, launcher, instruction, label
+) -> None:  # type: ignore[no-untyped-def]
+    img, boxes = launcher
+    g = text_grounder.ground(img, instruction)
+    box = boxes[label]
+    assert not g.abstained and g.point is not None, g.anchors
+    assert box[0] <= g.point[0] <= box[2] and box[1] <= g.point[1] <= box[3], (g.point, g.anchors)
+
+
+def test_an_action_on_something_absent_is_refused(text_grounder, launcher) -> None:  # type: ignore[no-untyped-def]
+    img, _ = launcher
+    assert text_grounder.ground(img, "create a new spreadsheet").abstained

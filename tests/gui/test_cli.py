@@ -1,0 +1,12 @@
+"""``lemmata gui train-icons``: bad input is refused before anything is fetched or trained."""
+
+from __future__ import annotations
+
+
+def test_train_icons_refuses_unknown_sets_and_bad_steps(run_cli) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("gui", "train-icons", "--sets", "tabler,nosuchset")
+    assert r.returncode == 2 and "unknown icon sets nosuchset" in r.stderr
+    r = run_cli("gui", "train-icons", "--steps", "0")
+    assert r.returncode == 2 and "--steps must be at least 1" in r.stderr
+    r = run_cli("gui", "train-icons", "--help")
+    assert r.returncode == 0 and "--held-out" in r.stdout

@@ -1,0 +1,103 @@
+"""The encoder-based icon anchor on screenshots drawn here with a hand-drawn icon set that no
+training saw, with the shipped weights; and the anchor's behaviour when weights are bad."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _icons import write_package
+
+from lemmata.gui.icon_library import IconSetSource, rasterise, read_set
+
+ORDER = ["search", "x", "plus", "home"]
+
+
+def _screen(tmp_path: Path, *, dark: bool, px: int = 24) -> tuple:
+    """A 900 x 260 screenshot: a title, and the four outline icons on a toolbar; their boxes."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    entries = {e.name: e for e in read_set(IconSetSource("tiny", "tiny"), write_package(tmp_path))}
+    bg, fg = ((24, 26, 32), (230, 230, 230)) if dark else ((246, 247, 249), (30, 30, 30))
+    img = Image.new("RGB", (900, 260), bg)
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype("DejaVuSans.ttf", 18)
+    draw.text((20, 20), "Quarterly report", fill=fg, font=font)
+    draw.text((20, 200), "Numbers were reviewed by the board.", fill=fg, font=font)
+    boxes = {}
+    for i, name in enumerate(ORDER):
+        alpha = rasterise([entries[name]], px=px, pad=0)[0]
+        x, y = 300 + i * 70, 100
+        ink = Image.fromarray(alpha)
+        img.paste(Image.new("RGB", ink.size, fg), (x, y), ink)
+        boxes[name] = (x, y, x + px, y + px)
+    return img, boxes
+
+
+@pytest.fixture(scope="module")
+def grounder():  # type: ignore[no-untyped-def]
+    if shutil.which("tesseract") is None:
+        pytest.skip("needs tesseract: apt-get install tesseract-ocr")
+    from lemmata.gui.ground import Grounder
+
+    return Grounder(Grounder.offline_anchors())
+
+
+def _inside(point, box) -> bool:  # type: ignore[no-untyped-def]
+    return (
+        point is not None
+        and box[0] - 2 <= point[0] <= box[2] + 2
+        and box[1] - 2 <= point[1] <= box[3] + 2
+    )
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_functional_instructions_find_icons_of_an_unseen_set(
+    grounder, tmp_path: Path, dark: bool
+) -> None:  # type: ignore[no-untyped-def]
+    img, boxes = _screen(tmp_path, dark=dark)
+    asks = {"search": "start a search", "x": "close this panel", "plus": "add a new item"}
+    hits = 0
+    for name, instruction in asks.items():
+        g = grounder.ground(img, instruction)
+        hits += _inside(g.point, boxes[name])
+    assert hits >= 2, f"{hits} of {len(asks)} found"
+
+
+def test_an_icon_the_screen_lacks_is_refused(grounder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    img, _ = _screen(tmp_path, dark=False)
+    for instruction in ("click the rocket icon", "click the printer icon"):
+        g = grounder.ground(img, instruction)
+        assert g.abstained, (instruction, g.anchors)
+
+
+def test_damaged_weights_make_the_anchor_inactive_and_grounding_goes_on(tmp_path: Path) -> None:
+    if shutil.which("tesseract") is None:
+        pytest.skip("needs tesseract: apt-get install tesseract-ocr")
+    from lemmata.gui.ground import Grounder
+
+    bad = tmp_path / "enc.pt"
+    bad.write_bytes(b"\x00not weights")
+    text, icons = Grounder.offline_anchors(weights=bad)
+    assert icons.inactive is not None and "train-icons" in icons.inactive
+    img, _ = _screen(tmp_path, dark=False)
+    g = Grounder([text, icons]).ground(img, "click Quarterly report")
+    assert not g.abstained and g.point is not None and g.point[1] < 60
+
+
+def test_elements_without_ink_give_no_candidates(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from lemmata.embeddings import get_embedder
+    from lemmata.gui.anchors import Screen
+    from lemmata.gui.icon_anchor import EncodedIconAnchor
+    from lemmata.gui.instruction import parse_instruction
+    from lemmata.settings import Settings
+
+    anchor = EncodedIconAnchor.load(get_embedder(Settings.load()))
+    assert anchor.inactive is None
+    blank = Screen(Image.new("RGB", (400, 200), "white"))
+    assert anchor.candidates(blank, parse_instruction("open the settings")) == []
+    assert np.asarray(anchor.heatmap(blank, "open the settings")).max() == 0

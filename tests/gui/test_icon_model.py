@@ -1,0 +1,103 @@
+"""The icon encoder: training on a tiny set (fast, 1 thread), inference, and its weights file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _icons import write_package
+
+from lemmata.gui.icon_library import IconSetSource, library_from_entries, read_set
+from lemmata.gui.icon_model import (
+    INPUT,
+    IconModelError,
+    TrainConfig,
+    augment,
+    ink_square,
+    load_encoder,
+    prepare_crops,
+    train,
+)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple:
+    from lemmata.embeddings import get_embedder
+    from lemmata.settings import Settings
+
+    root = tmp_path_factory.mktemp("tiny")
+    lib = library_from_entries(read_set(IconSetSource("tiny", "tiny"), write_package(root)), {}, 48)
+    names = sorted(set(lib.concepts))
+    text_of = dict(zip(lib.concepts, lib.texts, strict=True))
+    embedder = get_embedder(Settings.load())
+    vectors = np.asarray(embedder.embed([text_of[c] for c in names]), dtype=np.float32)
+    return lib, names, vectors
+
+
+def _accuracy(encoder, lib, names, vectors, seed: int) -> float:  # type: ignore[no-untyped-def]
+    import torch
+
+    x = augment(
+        torch.from_numpy(np.repeat(lib.images, 4, axis=0).astype(np.float32) / 255)[:, None],
+        torch.Generator().manual_seed(seed),
+    )
+    pred = (encoder.images(x[:, 0].numpy()) @ encoder.texts(vectors).T).argmax(1)
+    truth = np.repeat([names.index(c) for c in lib.concepts], 4)
+    return float((pred == truth).mean())
+
+
+def test_training_brings_each_glyph_to_its_concept_text(tiny: tuple, tmp_path: Path) -> None:
+    lib, names, vectors = tiny
+    before = train(lib, vectors, TrainConfig(steps=1, concepts_per_batch=4, lr=1e-9))
+    encoder = train(lib, vectors, TrainConfig(steps=80, concepts_per_batch=4, lr=3e-3))
+    assert encoder.meta["steps"] == 80 and encoder.meta["concepts"] == len(names)
+    acc = _accuracy(encoder, lib, names, vectors, seed=7)  # degraded views it never drew
+    assert acc >= 0.75, acc
+    assert acc > _accuracy(before, lib, names, vectors, seed=7)
+    # the weights round-trip through the file (float16 on disk: close, not bit-equal)
+    path = tmp_path / "enc.pt"
+    encoder.save(path)
+    loaded = load_encoder(path)
+    squares = lib.images[:3].astype(np.float32) / 255
+    squares = np.stack([ink_square(s) for s in squares])
+    assert np.allclose(loaded.images(squares), encoder.images(squares), atol=0.02)
+    assert path.stat().st_size < 3_000_000
+
+
+def test_training_refuses_mismatched_text_vectors(tiny: tuple) -> None:
+    lib, _, vectors = tiny
+    with pytest.raises(ValueError, match="text vectors"):
+        train(lib, vectors[:2], TrainConfig(steps=1))
+
+
+def test_missing_or_damaged_weights_say_how_to_rebuild(tmp_path: Path) -> None:
+    with pytest.raises(IconModelError, match="missing.*train-icons"):
+        load_encoder(tmp_path / "none.pt")
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"\x00garbage")
+    with pytest.raises(IconModelError, match="cannot be read.*train-icons"):
+        load_encoder(bad)
+
+
+def test_crops_are_read_in_either_polarity() -> None:
+    from PIL import Image, ImageDraw
+
+    def plus(fg: str, bg: str) -> Image.Image:
+        img = Image.new("RGB", (20, 20), bg)
+        d = ImageDraw.Draw(img)
+        d.rectangle((9, 3, 11, 16), fill=fg)
+        d.rectangle((3, 9, 16, 11), fill=fg)
+        return img
+
+    blank = Image.new("RGB", (20, 20), "#888888")
+    squares, ok = prepare_crops([plus("black", "white"), plus("white", "#202020"), blank])
+    assert squares.shape == (3, INPUT, INPUT)
+    assert ok.tolist() == [True, True, False]
+    assert np.abs(squares[0] - squares[1]).mean() < 0.05  # dark-on-light = light-on-dark
+
+
+def test_the_shipped_encoder_loads() -> None:
+    encoder = load_encoder()
+    assert set(encoder.meta["held_out"]) >= {"lucide", "feather"}
+    assert not set(encoder.meta["sets"]) & set(encoder.meta["held_out"])

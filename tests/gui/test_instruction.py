@@ -1,0 +1,45 @@
+"""Instructions worded as actions: the subject a label would show, and the action an icon means."""
+
+from __future__ import annotations
+
+import pytest
+
+from lemmata.gui.instruction import parse_instruction
+
+
+@pytest.mark.parametrize(
+    ("instruction", "subject"),
+    [
+        ("create a new text file", "text file"),
+        ("start a terminal", "terminal"),
+        ("open a new notebook", "notebook"),
+        ("add a new row", "row"),
+        ("switch the kernel", "kernel"),
+        # nothing of substance, or only the current thing: no subject
+        ("click Sign in", ""),
+        ("close this panel", ""),
+        ("delete the selection", ""),
+        ("click Save", ""),
+    ],
+)
+def test_actions_name_the_subject_a_label_shows(instruction: str, subject: str) -> None:
+    assert parse_instruction(instruction).subject == subject
+
+
+def test_the_action_is_kept_for_icons_without_clicking_words() -> None:
+    q = parse_instruction("click to delete the selection")
+    assert q.phrase == "delete selection"
+    assert q.action_text == "delete the selection"
+    assert parse_instruction("open the settings").action_text == "open the settings"
+    # "the gear icon": the phrase says it all
+    assert parse_instruction("click the gear icon").action_text == ""
+
+
+def test_quoted_labels_stay_literal() -> None:
+    q = parse_instruction('click the "Create new file" button')
+    assert (q.phrase, q.kind, q.subject, q.action_text) == ("Create new file", "text", "", "")
+
+
+def test_relations_are_unchanged() -> None:
+    q = parse_instruction("click the icon left of Save")
+    assert q.relation == ("left", "Save") and q.kind == "icon" and q.phrase == ""
