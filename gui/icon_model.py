@@ -190,14 +190,11 @@ def ink_square(ink: np.ndarray) -> np.ndarray | None:
     """An ink map cut to its ink, padded square, scaled to INPUT (1 px margin), max 1."""
     import torch
 
-    ys, xs = np.nonzero(ink > 0.2)
-    if len(xs) < 4:
+    from lemmata.gui.icons import ink_square_of
+
+    sq = ink_square_of(ink)
+    if sq is None:
         return None
-    cut = ink[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
-    h, w = cut.shape
-    side = max(h, w)
-    sq = np.zeros((side, side), dtype=np.float32)
-    sq[(side - h) // 2 : (side - h) // 2 + h, (side - w) // 2 : (side - w) // 2 + w] = cut
     t = _fit(torch.from_numpy(sq)[None, None])
     res: np.ndarray = t[0, 0].numpy()
     return res

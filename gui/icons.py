@@ -33,6 +33,7 @@ __all__ = [
     "DESCRIPTOR",
     "Element",
     "Glyph",
+    "ink_square_of",
     "IconCaptioner",
     "IconSet",
     "ModelCaptioner",
@@ -154,11 +155,8 @@ def _glyph(entry: dict[str, Any], name: str, style: str) -> Glyph:
     )
 
 
-def describe(ink: np.ndarray) -> np.ndarray | None:
-    """The descriptor of an ink map (H x W floats in [0, 1]): cut to the ink, padded square,
-    reduced to ``DESCRIPTOR`` squared, centred and normalised; None when there is no ink."""
-    from PIL import Image
-
+def ink_square_of(ink: np.ndarray) -> np.ndarray | None:
+    """An ink map cut to its ink and padded square (ink centred); None when there is no ink."""
     ys, xs = np.nonzero(ink > 0.2)
     if len(xs) < 4:
         return None
@@ -167,6 +165,17 @@ def describe(ink: np.ndarray) -> np.ndarray | None:
     side = max(h, w)
     square = np.zeros((side, side), dtype=np.float32)
     square[(side - h) // 2 : (side - h) // 2 + h, (side - w) // 2 : (side - w) // 2 + w] = cut
+    return square
+
+
+def describe(ink: np.ndarray) -> np.ndarray | None:
+    """The descriptor of an ink map (H x W floats in [0, 1]): cut to the ink, padded square,
+    reduced to ``DESCRIPTOR`` squared, centred and normalised; None when there is no ink."""
+    from PIL import Image
+
+    square = ink_square_of(ink)
+    if square is None:
+        return None
     small = Image.fromarray((square * 255).astype(np.uint8)).resize(
         (DESCRIPTOR, DESCRIPTOR), Image.Resampling.BOX
     )
