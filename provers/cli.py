@@ -111,6 +111,14 @@ def prove(
         Path | None,
         typer.Option("--out-dir", help="With --method wz: results.jsonl and lean/*.lean go here."),
     ] = None,
+    untrusted: Annotated[
+        bool,
+        typer.Option(
+            "--untrusted",
+            help="The input is untrusted: run the provers confined (bubblewrap; fails when "
+            "confinement is not available here).",
+        ),
+    ] = False,
 ) -> None:
     """Check or search proofs for a batch of theorems (or prove sum identities with --method wz);
     exit 0 when the run completed."""
@@ -149,6 +157,8 @@ def prove(
         )
     theorems, problems = read_batch(file, read_problems, folders=True)
     settings = settings_of(ctx)
+    if untrusted:
+        settings = settings.model_copy(update={"untrusted_input": True})
     if method == "refine":
         from lemmata.provers.refine.cli import prove_refine
 

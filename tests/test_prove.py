@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -312,3 +313,35 @@ def test_wz_time_limit_follows_the_settings(tmp_path: Path, monkeypatch, capsys)
     monkeypatch.setenv("LEMMATA_VERIFIER_TIMEOUT_S", "0.01")
     assert verdict() == "failed"  # no time for Zeilberger's recurrence
     assert verdict("--timeout", "60") == "recurrence-only"
+
+
+def test_cli_untrusted_runs_confined_or_refuses_to_run(tmp_path: Path, coqtop_path: str) -> None:
+    problems = tmp_path / "p.jsonl"
+    problems.write_text(
+        json.dumps({"id": "plus_0", "statement": "Theorem plus_0 : forall n : nat, n + 0 = n."})
+        + "\n"
+    )
+    out = tmp_path / "r.jsonl"
+    run = lemmata("prove", str(problems), "--backend", "coq", "--untrusted", "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    assert results(out)["plus_0"]["status"] == "proved"
+    # Where bubblewrap is missing, untrusted input is refused, never run unconfined.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for program in ("coqtop", "prlimit"):
+        found = shutil.which(program)
+        assert found, program
+        (bin_dir / program).symlink_to(found)
+    refused = lemmata(
+        "prove",
+        str(problems),
+        "--backend",
+        "coq",
+        "--untrusted",
+        "--out",
+        str(tmp_path / "r2.jsonl"),
+        env={"PATH": str(bin_dir)},
+    )
+    assert refused.returncode != 0
+    assert "confined" in refused.stderr and "bubblewrap" in refused.stderr
+    assert not (tmp_path / "r2.jsonl").exists() or not results(tmp_path / "r2.jsonl")
