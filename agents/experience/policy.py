@@ -102,6 +102,8 @@ class PolicyConfig:
     sr_rank_weight: float = 0.0
     sr_avoid: str = "stale,invalid,failure"
     negatives: int = 0
+    history: Literal["bag", "gru"] = "bag"
+    history_len: int = 12
 
 
 def _words(text: str) -> list[str]:
@@ -140,24 +142,26 @@ class _State:
     last: list[int]
     past: list[int]
     history_actions: list[str]
+    steps: list[tuple[list[int], list[int]]]  # (action, observation) ids, oldest first
 
 
 class _Encoder:
     """Words to ids, with a cache: the same texts recur at every step of every episode."""
 
-    def __init__(self, vocab: list[str], recent: int) -> None:
+    def __init__(self, vocab: list[str], recent: int, history_len: int = 12) -> None:
         self.vocab = vocab
         self.index = {w: i for i, w in enumerate(vocab)}
         self.recent = recent
+        self.history_len = history_len
         self._cache: dict[str, list[int]] = {}
 
     @classmethod
-    def build(cls, texts: Sequence[str], recent: int) -> _Encoder:
+    def build(cls, texts: Sequence[str], recent: int, history_len: int = 12) -> _Encoder:
         seen: dict[str, None] = {}
         for text in texts:
             for w in _words(text):
                 seen.setdefault(w, None)
-        return cls(["<pad>", "<unk>", *sorted(seen)], recent)
+        return cls(["<pad>", "<unk>", *sorted(seen)], recent, history_len)
 
     def ids(self, text: str) -> list[int]:
         got = self._cache.get(text)
@@ -179,6 +183,7 @@ class _Encoder:
             last=self.ids(actions[-1]) if actions else [_PAD],
             past=[i for a in actions for i in self.ids(a)] or [_PAD],
             history_actions=actions,
+            steps=[(self.ids(a), self.ids(o)) for a, o in history[-self.history_len :]],
         )
 
     def features(self, state: _State, action: str) -> list[float]:
@@ -208,13 +213,28 @@ def _net(vocab: int, cfg: PolicyConfig) -> Any:
             self.score = nn.Linear(h, 1)
             self.next = nn.Linear(h, d)  # next-state decoder, read out through emb (tied)
             self.outcome = nn.Linear(h, len(OUTCOMES))
+            if cfg.history == "gru":
+                # the whole recent history, (action, observation) step by step, in place of
+                # the bag of the latest observations
+                self.steps = nn.GRU(2 * d, d, batch_first=True)
 
         def bag(self, ids: Any) -> Any:
             mask = (ids != _PAD).unsqueeze(-1).float()
             return (self.emb(ids) * mask).sum(-2) / mask.sum(-2).clamp(min=1.0)
 
         def encode_state(self, segments: list[Any]) -> Any:
-            return self.state(torch.cat([self.bag(s) for s in segments], -1))
+            return self.state(torch.cat([self.summary(s) for s in segments], -1))
+
+        def summary(self, segment: Any) -> Any:
+            if not isinstance(segment, tuple):
+                return self.bag(segment)
+            actions, observations, lengths = segment  # [B, T, W], [B, T, W], [B]
+            if actions.shape[1] == 0:
+                return torch.zeros((actions.shape[0], cfg.dim))
+            out, _ = self.steps(torch.cat([self.bag(actions), self.bag(observations)], -1))
+            last = (lengths - 1).clamp(min=0)
+            picked = out[torch.arange(out.shape[0]), last]
+            return picked * (lengths > 0).unsqueeze(-1).float()
 
         def pairs(self, s: Any, actions: Any, feats: Any) -> Any:
             a = self.bag(actions)  # [B, A, d]
@@ -244,11 +264,20 @@ def _pad3(groups: Sequence[Sequence[Sequence[int]]]) -> Any:
     return out
 
 
-def _segments(states: Sequence[_State]) -> list[Any]:
+def _segments(states: Sequence[_State], history: str = "bag") -> list[Any]:
+    recent: Any = _pad([s.recent for s in states])
+    if history == "gru":
+        torch = _torch()
+        empty: list[Sequence[int]] = [[_PAD]]
+        recent = (
+            _pad3([[a for a, _ in s.steps] or empty for s in states]),
+            _pad3([[o for _, o in s.steps] or empty for s in states]),
+            torch.tensor([len(s.steps) for s in states], dtype=torch.long),
+        )
     return [
         _pad([s.instruction for s in states]),
         _pad([s.observation for s in states]),
-        _pad([s.recent for s in states]),
+        recent,
         _pad([s.last for s in states]),
         _pad([s.past for s in states]),
     ]
@@ -269,7 +298,7 @@ class Policy:
     def __init__(self, method: Method, config: PolicyConfig, vocab: list[str], net: Any) -> None:
         self.method = method
         self.config = config
-        self._enc = _Encoder(vocab, config.recent)
+        self._enc = _Encoder(vocab, config.recent, config.history_len)
         self._net = net
         self._net.eval()
 
@@ -286,7 +315,7 @@ class Policy:
             raise UsageError("the policy needs at least one admissible action to choose from")
         state = self._enc.state(instruction, observation, history)
         with torch.no_grad():
-            s = self._net.encode_state([seg for seg in _segments([state])])
+            s = self._net.encode_state(_segments([state], self.config.history))
             acts = _pad3([[self._enc.ids(a) for a in admissible]])
             feats = torch.tensor([[self._enc.features(state, a) for a in admissible]])
             z = self._net.pairs(s, acts, feats)
@@ -434,7 +463,7 @@ def train_policy(
     rng = random.Random(seed)
     torch.manual_seed(seed)
     texts = [t for s in steps for t in _texts(s)]
-    enc = _Encoder.build(texts, cfg.recent)
+    enc = _Encoder.build(texts, cfg.recent, cfg.history_len)
     examples = _examples(steps, enc)
     net = _net(len(enc.vocab), cfg)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -488,7 +517,7 @@ def _imitation_loss(
 ) -> Any:
     torch = _torch()
     f = torch.nn.functional
-    s = net.encode_state(_segments([e.state for e in batch]))
+    s = net.encode_state(_segments([e.state for e in batch], cfg.history))
     chosen = [_candidates(e, cfg.negatives, rng) for e in batch]
     acts = _pad3([[enc.ids(e.actions[j]) for j in js] for e, js in zip(batch, chosen, strict=True)])
     width = acts.shape[1]
@@ -538,7 +567,7 @@ def _world_loss(
 ) -> Any:
     torch = _torch()
     states = [examples[i].state for i, _, _ in picked]
-    s = net.encode_state(_segments(states))
+    s = net.encode_state(_segments(states, cfg.history))
     acts = _pad3([[enc.ids(a)] for _, a, _ in picked])
     feats = torch.tensor(
         [[enc.features(st, a)] for st, (_, a, _) in zip(states, picked, strict=True)]

@@ -180,3 +180,41 @@ def test_outcome_classes_tell_new_from_stale_and_bad() -> None:
 def test_an_unknown_outcome_class_to_avoid_is_refused(steps: list[ExpertStep]) -> None:
     with pytest.raises(UsageError, match="sr_avoid"):
         train_policy(steps, "sr", seed=0, config=PolicyConfig(updates=5, sr_avoid="boring"))
+
+
+def test_a_recurrent_history_policy_round_trips_and_reads_the_history(
+    steps: list[ExpertStep], tmp_path
+) -> None:
+    config = PolicyConfig(dim=16, hidden=32, updates=40, history="gru", history_len=6)
+    policy = train_policy(steps, "iwm", seed=0, config=config)
+    path = tmp_path / "gru.pt"
+    policy.save(path)
+    loaded = Policy.load(path)
+    assert loaded.config.history == "gru"
+    probe = next(s for s in steps if 1 <= len(s.history) <= 2)
+    assert probe.admissible
+
+    def scores(first: str) -> list[float]:
+        # three earlier steps; the first is older than the two latest observations
+        early = [("look around", first), ("inventory", "Nothing."), ("inventory", "Nothing.")]
+        history = [*early, *probe.history]
+        return loaded.scores(probe.instruction, probe.observation, history, probe.admissible)
+
+    args = (probe.instruction, probe.observation, probe.history, probe.admissible)
+    assert loaded.scores(*args) == pytest.approx(policy.scores(*args))
+    assert scores("You see a coin in the kitchen.") != pytest.approx(scores("Nothing."))
+
+
+def test_a_policy_file_from_before_the_recurrent_history_still_loads(
+    policies: dict[str, Policy], tmp_path
+) -> None:
+    path = tmp_path / "old.pt"
+    policies["il"].save(path)
+    data = torch.load(path, weights_only=True)
+    for key in ("history", "history_len"):
+        del data["config"][key]
+    torch.save(data, path)
+    loaded = Policy.load(path)
+    assert loaded.config.history == "bag"
+    probe = policies["il"]
+    assert loaded.method == probe.method and loaded.config == probe.config
