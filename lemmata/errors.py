@@ -37,6 +37,21 @@ class                          code                         raised when
 ``ModelCallFailed``            ``model_call_failed``        any other failure of the model call
 ``ModelOutputError``           ``model_output``             the reply could not be parsed or
                                                             validated, even after the retry
+``ProverError``                ``prover``                   base class of the proof checkers'
+                                                            process and session errors
+``ProverTimeout``              ``prover_timeout``           a prover (coqtop, the Lean REPL) gave
+                                                            no answer within its time limit and
+                                                            was stopped
+``ProverCrashed``              ``prover_crashed``           a prover exited, closed its pipes or
+                                                            answered what cannot be read
+``HeaderFailed``               ``header_failed``            a header (imports) does not load;
+                                                            also a ``ValueError``
+``StatementFailed``            ``statement_failed``         a statement does not parse or
+                                                            elaborate; also a ``ValueError``
+``InputRefused``               ``input_refused``            input was refused before it reached
+                                                            the prover (it would write or load
+                                                            files, run code, switch a checker
+                                                            off); also a ``ValueError``
 =============================  ===========================  =====================================
 
 Every message is one line that names the setting, file or command to change, so the CLI can
@@ -50,7 +65,9 @@ __all__ = [
     "ConfigError",
     "ConfinementUnavailable",
     "DataSourceError",
+    "HeaderFailed",
     "ImageError",
+    "InputRefused",
     "LemmataError",
     "MissingApiKey",
     "MissingDependency",
@@ -59,9 +76,13 @@ __all__ = [
     "ModelNotConfigured",
     "ModelOutputError",
     "ModelUnreachable",
+    "ProverCrashed",
+    "ProverError",
+    "ProverTimeout",
     "RateLimited",
     "SettingsFileError",
     "SnapshotError",
+    "StatementFailed",
     "ToolNotFound",
     "UnknownModel",
     "UnknownTask",
@@ -220,3 +241,57 @@ class ConfinementUnavailable(LemmataError):
     message says why (bubblewrap missing, no user namespaces) and how to fix it."""
 
     code = "confinement_unavailable"
+
+
+class ProverError(LemmataError):
+    """Base class of what escapes a proof checker's process or session (Coq's ``CoqTop``,
+    Lean's ``LeanRepl``); mapped once, in :mod:`lemmata.provers.process`. A check turns each
+    into a verdict; ``open`` and the process layer raise them."""
+
+    code = "prover"
+
+
+class ProverTimeout(ProverError):
+    """The prover gave no answer within its time limit; it was stopped (the next request
+    starts a fresh one). Give a longer time limit, or a smaller problem."""
+
+    code = "prover_timeout"
+
+
+class ProverCrashed(ProverError):
+    """The prover exited, closed its pipes, or answered what cannot be read; the next request
+    starts a fresh one."""
+
+    code = "prover_crashed"
+
+
+class HeaderFailed(ProverError, ValueError):
+    """A header (``Require Import ...``, ``import Mathlib``) does not load: the message says
+    where. A ``ValueError`` too, as sessions raised before."""
+
+    code = "header_failed"
+
+
+class StatementFailed(ProverError, ValueError):
+    """A statement does not parse or does not elaborate under its header; ``kind`` is the
+    failure kind's value (``"syntax_error"``, ``"unknown_identifier"``...). A ``ValueError``
+    too, as sessions raised before."""
+
+    code = "statement_failed"
+
+    def __init__(self, message: str, kind: str = "syntax_error") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class InputRefused(ProverError, ValueError):
+    """Input was refused before it reached the prover: it would write or load files, run
+    code, or switch a checker off, or it is not what the call takes (a query that is not one
+    read-only query). ``stage`` is the part refused (``"header"``, ``"statement"``,
+    ``"proof"``). Mark a header you wrote yourself trusted to send it as it is."""
+
+    code = "input_refused"
+
+    def __init__(self, message: str, stage: str = "proof") -> None:
+        super().__init__(message)
+        self.stage = stage

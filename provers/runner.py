@@ -32,6 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from lemmata.provers.base import Verifier
 from lemmata.provers.portfolio import candidates
+from lemmata.provers.process import stage_of
 from lemmata.provers.result import FailureKind, FailureMode, Status, VerifyResult
 
 __all__ = [
@@ -244,15 +245,9 @@ def prove_one(verifier: Verifier, theorem: Theorem, timeout: float) -> TheoremRe
         last = r
         if r.status is Status.PASS:
             return _result(theorem, r, proof, attempts, started, verifier.backend)
-        if r.status is Status.UNAVAILABLE or (
-            r.failure_mode
-            and (
-                r.failure_mode.kind in (FailureKind.SYNTAX_ERROR, FailureKind.STATEMENT_CHANGED)
-                and "statement" in r.failure_mode.message
-                # Every other candidate would fail the same way, hiding why.
-                or r.failure_mode.message.startswith("the statement does not elaborate")
-            )
-        ):
+        # A header or statement that fails fails every other candidate the same way: stop,
+        # and say why.
+        if r.status is Status.UNAVAILABLE or stage_of(r) in ("header", "statement"):
             return _result(theorem, r, None, attempts, started, verifier.backend)
         if r.failure_mode:
             kinds[r.failure_mode.kind] += 1

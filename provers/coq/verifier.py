@@ -44,7 +44,12 @@ import re
 import time
 from dataclasses import replace
 
-from lemmata.provers._process import rss_mb
+from lemmata.errors import (
+    HeaderFailed,
+    InputRefused,
+    ProverError,
+    StatementFailed,
+)
 from lemmata.provers.base import SessionStates, StepResult, StepStatus, failed_step, position_of
 from lemmata.provers.coq.output import CoqMessage, ParsedOutput, parse_output, read_assumptions
 from lemmata.provers.coq.process import (
@@ -58,6 +63,7 @@ from lemmata.provers.coq.process import (
 from lemmata.provers.coq.screen import ENDS, THEOREM_KEYWORDS, screen_header, screen_proof
 from lemmata.provers.coq.sentences import Sentence, SentenceError, head_word, split_sentences
 from lemmata.provers.failure import classify_coq, tactic_name
+from lemmata.provers.process import Verdict, error_verdict
 from lemmata.provers.result import (
     FailureKind,
     FailureMode,
@@ -83,12 +89,6 @@ _UNSAFE = {
     "unsafe_universes": "{subject} relies on an unsafe hierarchy (Universe Checking off or "
     "type-in-type), so {name} is not proved",
 }
-
-
-class _HeaderFailed(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 class CoqTop:
@@ -151,17 +151,13 @@ class CoqTop:
 
     # -- header and state -----------------------------------------------------------------
 
-    def _rss_mb(self) -> float:
-        return rss_mb(self.process.pid)
-
     def _ready(self, header: str, deadline: float) -> None:
         """Put coqtop in the state just after ``header``, loading it if need be."""
         fresh = (
             not self.reuse
             or not self.process.alive
             or self._header != header
-            or self._checks >= self.recycle_after
-            or self._rss_mb() > self.memory_cap_mb
+            or self.process.worn(self._checks, self.recycle_after, self.memory_cap_mb)
         )
         if fresh:
             self._header = None
@@ -170,14 +166,14 @@ class CoqTop:
             try:
                 sentences = split_sentences(header)
             except SentenceError as exc:
-                raise _HeaderFailed(f"the header does not parse: {exc}") from None
+                raise HeaderFailed(f"the header does not parse: {exc}") from None
             for s in sentences:
                 answer = self.process.send(s.text, max(0.1, deadline - time.monotonic()))
                 errors = parse_output(answer.output).errors
                 if errors:
-                    raise _HeaderFailed(f"the header fails at {s.text!r}: {errors[0].text}")
+                    raise HeaderFailed(f"the header fails at {s.text!r}: {errors[0].text}")
             if self.process.proof is not None:
-                raise _HeaderFailed("the header leaves a proof open")
+                raise HeaderFailed("the header leaves a proof open")
             for option in QUIET_OPTIONS:  # unknown (no lia loaded) is only a warning
                 self.process.send(option, max(0.1, deadline - time.monotonic()))
             self._header_state = self.process.state
@@ -195,30 +191,22 @@ class CoqTop:
         self, header: str, statement: str, proof: str, timeout: float | None = None
     ) -> VerifyResult:
         """Check ``proof`` of ``statement`` under ``header``; see the module docstring."""
-        started = time.monotonic()
         limit = timeout or self.timeout_s
-        deadline = started + limit
         messages: list[Message] = []
-
-        def result(
-            status: Status, failure: FailureMode | None = None, **kw: object
-        ) -> VerifyResult:
-            return VerifyResult(
-                status=status,
-                backend=self.backend,
-                messages=tuple(messages),
-                failure_mode=failure,
-                elapsed_s=round(time.monotonic() - started, 4),
-                version=self.version(),
-                **kw,  # type: ignore[arg-type]
-            )
-
+        result = Verdict(self.backend, self.version, messages=messages)
+        deadline = result.started + limit
         try:
             name, stmt = _parse_statement(statement)
+        except StatementFailed as exc:
+            return error_verdict(result, exc, limit)
+        try:
             sentences = split_sentences(proof)
         except SentenceError as exc:
             return result(Status.FAIL, FailureMode(FailureKind.SYNTAX_ERROR, str(exc)))
-        problem = self._screen_header(header) or screen_proof(sentences, proof)
+        refused = self._screen_header(header)
+        if refused is not None:
+            return result(Status.FAIL, refused, stage="header")
+        problem = screen_proof(sentences, proof)
         if problem is not None:
             return result(Status.FAIL, problem)
         terminator = "Qed."
@@ -227,12 +215,7 @@ class CoqTop:
         goals: list[str] = []
         at: tuple[str | None, int | None] = (None, None)  # the sentence running, and its index
         try:
-            try:
-                self._ready(header, deadline)
-            except _HeaderFailed as exc:
-                return result(
-                    Status.UNAVAILABLE, FailureMode(FailureKind.HEADER_ERROR, exc.message)
-                )
+            self._ready(header, deadline)
             answer = self._send(stmt.text, deadline)
             parsed = parse_output(answer.output)
             if parsed.errors:
@@ -243,6 +226,7 @@ class CoqTop:
                     replace(
                         failure, message="the statement does not elaborate: " + failure.message
                     ),
+                    stage="statement",
                 )
             goals = parsed.goals or []
             for i, s in enumerate(sentences):
@@ -305,24 +289,18 @@ class CoqTop:
                     axioms=tuple(axioms),
                 )
             return result(Status.PASS, axioms=tuple(axioms))
-        except CoqTimeout:
+        except ProverError as exc:
             self._header = None
             sentence, index = at
-            return result(
-                Status.TIMEOUT,
-                FailureMode(
-                    FailureKind.TIMEOUT,
-                    f"no answer within {limit:g}s",
-                    tactic=tactic_name(sentence),
-                    sentence=sentence,
-                    index=index,
-                    goals=tuple(goals),
-                ),
+            return error_verdict(
+                result,
+                exc,
+                limit,
                 goals=tuple(goals),
+                tactic=tactic_name(sentence),
+                sentence=sentence,
+                index=index,
             )
-        except CoqCrashed as exc:
-            self._header = None
-            return result(Status.CRASH, FailureMode(FailureKind.CRASH, str(exc)))
         finally:
             if not self.reuse:
                 self.process.kill()
@@ -332,7 +310,7 @@ class CoqTop:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             self.process.kill()
-            raise CoqTimeout()
+            raise CoqTimeout("no time left for coqtop's answer; give it a longer time limit")
         return self.process.send(sentence, remaining)
 
     def _screen_header(self, header: str) -> FailureMode | None:
@@ -363,21 +341,28 @@ class CoqTop:
     # -- incremental sessions -------------------------------------------------------------
 
     def open(self, header: str, statement: str, timeout: float | None = None) -> CoqSession:
-        """Open ``statement`` for tactic-by-tactic work (this verifier's process is used)."""
+        """Open ``statement`` for tactic-by-tactic work (this verifier's process is used).
+
+        A header that does not load raises :class:`~lemmata.errors.HeaderFailed`, a
+        statement that does not parse or elaborate :class:`~lemmata.errors.StatementFailed`,
+        a header the screen refuses :class:`~lemmata.errors.InputRefused` (each a
+        ``ValueError`` too); a coqtop that times out or dies, the process layer's
+        :class:`~lemmata.errors.ProverTimeout` / :class:`~lemmata.errors.ProverCrashed`.
+        """
         limit = timeout or self.timeout_s
         deadline = time.monotonic() + limit
         name, stmt = _parse_statement(statement)
         refused = self._screen_header(header)
         if refused is not None:
-            raise ValueError(refused.message)
-        try:
-            self._ready(header, deadline)
-        except _HeaderFailed as exc:
-            raise ValueError(exc.message) from None
+            raise InputRefused(refused.message, "header")
+        self._ready(header, deadline)
         answer = self._send(stmt.text, deadline)
         parsed = parse_output(answer.output)
         if parsed.errors:
-            raise ValueError(f"the statement does not elaborate: {parsed.errors[0].text}")
+            text = parsed.errors[0].text
+            raise StatementFailed(
+                f"the statement does not elaborate: {text}", classify_coq(text).kind.value
+            )
         if parsed.goals is None:
             # After a BackTo out of an unfinished proof coqtop opens the next statement
             # without printing its goals; Show prints them and changes no state.
@@ -512,15 +497,15 @@ class CoqSession(SessionStates):
         at ``state``; the proof is not changed. ``""`` when the query fails or times out."""
         word = head_word(command)
         if word not in _QUERIES:
-            raise ValueError(f"{word or command!r} is not a query; use one of {sorted(_QUERIES)}")
+            raise InputRefused(f"{word or command!r} is not a query; use one of {sorted(_QUERIES)}")
         text = command.strip() if command.strip().endswith(".") else command.strip() + "."
         try:
             parts = split_sentences(text)
         except SentenceError as exc:
-            raise ValueError(f"the query does not parse: {exc}") from None
+            raise InputRefused(f"the query does not parse: {exc}") from None
         # One sentence only: coqtop would run a second one sent on the same line.
         if len(parts) != 1 or screen_proof(parts, text) is not None:
-            raise ValueError(f"{text[:60]!r} is not one read-only query")
+            raise InputRefused(f"{text[:60]!r} is not one read-only query")
         start = self._start(state).state
         if self.lost is not None:
             return ""
@@ -547,19 +532,24 @@ class CoqSession(SessionStates):
 
 
 def _parse_statement(statement: str) -> tuple[str, Sentence]:
-    sentences = split_sentences(statement)
+    """The theorem's name and its one sentence; :class:`StatementFailed` if it is not one
+    named theorem sentence."""
+    try:
+        sentences = split_sentences(statement)
+    except SentenceError as exc:
+        raise StatementFailed(f"the statement does not parse: {exc}") from None
     if len(sentences) != 1:
-        raise SentenceError(
+        raise StatementFailed(
             f"the statement must be one sentence ending in '.', got {len(sentences)}"
         )
     s = sentences[0]
     if head_word(s.text) not in THEOREM_KEYWORDS:
-        raise SentenceError(
+        raise StatementFailed(
             f"the statement must start with one of {', '.join(sorted(THEOREM_KEYWORDS))}"
         )
     m = _NAME.match(s.text)
     if not m:
-        raise SentenceError("the statement has no name")
+        raise StatementFailed("the statement has no name")
     return m.group(1), s
 
 

@@ -360,7 +360,7 @@ class LeanPool:
             except LeanCrashed as exc:
                 self._retire(worker, "crashes")
                 return PoolReply("crash", error=str(exc) or "the REPL died", worker=worker.number)
-            if worker.checks >= self.recycle_after or (repl.process.rss_mb() > self.memory_cap_mb):
+            if repl.process.worn(worker.checks, self.recycle_after, self.memory_cap_mb):
                 self._retire(worker, "recycled")
             else:
                 keep = worker

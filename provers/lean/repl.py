@@ -25,19 +25,25 @@ named on the command line.
 
 from __future__ import annotations
 
-import functools
+import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lemmata.errors import ToolNotFound
-from lemmata.provers._process import ReadClosed, ReadTimeout, kill_process, read_some, rss_mb
+from lemmata.errors import (
+    HeaderFailed,
+    InputRefused,
+    ProverCrashed,
+    ProverError,
+    ProverTimeout,
+    StatementFailed,
+    ToolNotFound,
+)
 from lemmata.provers.base import SessionStates, StepResult, failed_step
 from lemmata.provers.failure import classify_lean
 from lemmata.provers.lean.protocol import (
@@ -57,6 +63,7 @@ from lemmata.provers.lean.screen import (
     screen_lean_statement,
     screen_lean_tactic,
 )
+from lemmata.provers.process import ProverProcess, Stage, Verdict, error_verdict
 from lemmata.provers.result import (
     FailureKind,
     FailureMode,
@@ -77,21 +84,20 @@ __all__ = [
     "LeanTimeout",
     "LeanCrashed",
     "find_repl",
+    "lean_version",
     "parse_axioms",
     "screen_lean_proof",
 ]
 
 ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 _NAME = re.compile(r"^\s*(?:theorem|lemma)\s+([^\s(:{\[]+)")
+_LEAN_VERSION = re.compile(r"\bversion\s+v?([0-9][^\s,)]*)")
 _AXIOMS_MSG = re.compile(r"'(.+?)' depends on axioms: \[(.*)\]", re.S)
 
 
-class LeanTimeout(Exception):
-    pass
-
-
-class LeanCrashed(Exception):
-    pass
+# The process layer's errors, under the names this module has always used.
+LeanTimeout = ProverTimeout
+LeanCrashed = ProverCrashed
 
 
 def find_repl(command: Sequence[str] | None = None, project: str | Path | None = None) -> list[str]:
@@ -118,6 +124,38 @@ def find_repl(command: Sequence[str] | None = None, project: str | Path | None =
     return [exe]
 
 
+def lean_version(repl: str | None = None, project: str | Path | None = None) -> str:
+    """The version of the Lean a REPL runs (``"4.19.0"``), from ``lean --version``: in
+    ``project`` through ``lake env`` (the project's own toolchain), else the ``lean`` beside
+    the ``repl`` binary (a REPL built in a toolchain's tree), else the one on PATH run in the
+    project (elan follows its ``lean-toolchain``). ``""`` when no Lean answers."""
+    commands: list[list[str]] = []
+    lake = shutil.which("lake")
+    if project is not None and lake is not None:
+        commands.append([lake, "env", "lean", "--version"])
+    if repl is not None and (beside := Path(repl).resolve().with_name("lean")).is_file():
+        commands.append([str(beside), "--version"])
+    if (lean := shutil.which("lean")) is not None:
+        commands.append([lean, "--version"])
+    for argv in commands:
+        try:
+            done = subprocess.run(
+                argv,
+                cwd=project,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        m = _LEAN_VERSION.search(done.stdout)
+        if done.returncode == 0 and m:
+            return m.group(1)
+    return ""
+
+
 def parse_axioms(messages: Sequence[Any], name: str) -> list[str] | None:
     """The axioms ``#print axioms name`` reported, ``[]`` for none, ``None`` if it said nothing."""
     for m in messages:
@@ -130,10 +168,13 @@ def parse_axioms(messages: Sequence[Any], name: str) -> list[str] | None:
     return None
 
 
-class LeanProcess:
-    """One REPL process: :meth:`request` sends an object and returns the decoded reply.
-    With a ``confinement`` it runs confined (its scratch folder is made here, and the working
-    folder ``cwd``, the toolchain and the files named in ``argv`` are visible read-only)."""
+class LeanProcess(ProverProcess[dict[str, Any]]):
+    """One REPL process on the shared process layer (:mod:`lemmata.provers.process`):
+    :meth:`request` sends an object and returns the decoded reply. With a ``confinement`` it
+    runs confined (its scratch folder is made here, and the working folder ``cwd``, the
+    toolchain and the files named in ``argv`` are visible read-only)."""
+
+    scratch_prefix = "lemmata-lean-"
 
     def __init__(
         self,
@@ -142,113 +183,48 @@ class LeanProcess:
         *,
         confinement: Confinement | None = None,
     ) -> None:
-        self.argv = list(argv)
-        self.cwd = str(cwd) if cwd else None
-        self.confinement = confinement
-        self._scratch: str | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
+        super().__init__(argv, cwd, name="the REPL", confinement=confinement)
         self._reader = ResponseReader()
-        self.requests = 0
-        self.starts = 0
 
-    @property
-    def alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        if self._proc is None:
-            return None
+    def launch(self) -> tuple[list[str], str, dict[str, str] | None]:
+        # Unconfined, the REPL runs where it is told (``lake exe repl`` in its project), or
+        # here: file mode takes paths relative to it.
         if self.confinement is None:
-            return self._proc.pid
-        from lemmata.confine import confined_pid
-
-        return confined_pid(self._proc.pid)
-
-    def _command(self) -> tuple[list[str], str | None, dict[str, str] | None]:
-        """The command line, working folder and environment of a start."""
-        if self.confinement is None:
-            return self.argv, self.cwd, None
-        if self._scratch is None:
-            self._scratch = tempfile.mkdtemp(prefix="lemmata-lean-")
+            return self.argv, self.cwd or os.getcwd(), None
+        scratch = self.scratch()
         elan = Path.home() / ".elan"
         visible = [a for a in self.argv[1:] if a.startswith("/") and Path(a).exists()]
         visible += [p for p in (self.cwd, str(elan)) if p]
         # ``lake exe repl`` runs in its project, and finds its toolchain through elan.
-        argv = self.confinement.command(self.argv, self._scratch, read_only=visible, chdir=self.cwd)
+        argv = self.confinement.command(self.argv, scratch, read_only=visible, chdir=self.cwd)
         env = self.confinement.environment(
-            self._scratch,
+            scratch,
             {"ELAN_HOME": str(elan), "PATH": f"{elan / 'bin'}:/usr/local/bin:/usr/bin:/bin"},
         )
-        return argv, self._scratch, env
+        return argv, scratch, env
 
-    def start(self) -> None:
-        self.kill()
-        argv, cwd, env = self._command()
-        self._proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+    def reset(self) -> None:
         self._reader = ResponseReader()
-        self.requests = 0
-        self.starts += 1
+
+    def take(self, chunk: bytes) -> dict[str, Any] | None:
+        if not chunk:
+            return None
+        try:
+            replies = list(self._reader.feed(chunk.decode("utf-8", errors="replace")))
+        except ProtocolError as exc:
+            raise LeanCrashed(str(exc)) from None
+        return replies[0] if replies else None
+
+    def at_exit(self, status: int | None) -> dict[str, Any]:
+        leftover = list(self._reader.close())
+        if leftover:
+            return leftover[0]
+        raise LeanCrashed(f"the REPL exited with status {status}")
 
     def request(self, obj: dict[str, Any], timeout: float) -> dict[str, Any]:
-        if not self.alive:
-            self.start()
-        proc = self._proc
-        assert proc is not None and proc.stdin is not None and proc.stdout is not None
-        try:
-            proc.stdin.write(encode_request(obj))
-            proc.stdin.flush()
-            fd = proc.stdout.fileno()
-        except (OSError, ValueError) as exc:
-            self.kill()
-            raise LeanCrashed(f"the REPL closed its input: {exc}") from None
-        self.requests += 1
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                chunk, code = read_some(proc, fd, deadline)
-            except ReadTimeout:
-                self.kill()
-                raise LeanTimeout() from None
-            except ReadClosed:
-                raise LeanCrashed("the REPL was stopped") from None
-            if not chunk:
-                leftover = list(self._reader.close())
-                self.kill()
-                if leftover:
-                    return leftover[0]
-                raise LeanCrashed(f"the REPL exited with status {code}")
-            try:
-                replies = list(self._reader.feed(chunk.decode("utf-8", errors="replace")))
-            except ProtocolError as exc:
-                self.kill()
-                raise LeanCrashed(str(exc)) from None
-            if replies:
-                return replies[0]
-
-    def rss_mb(self) -> float:
-        return rss_mb(self.pid)
-
-    def kill(self) -> None:
-        """Kill the process (and its process group). Safe from any thread, and twice."""
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            kill_process(proc)
-
-    def close(self) -> None:
-        """Kill the process and remove its scratch folder."""
-        self.kill()
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
-            self._scratch = None
+        """Send ``obj`` and return the REPL's reply, within ``timeout`` seconds."""
+        self.write(encode_request(obj))
+        return self.read(time.monotonic() + timeout)
 
 
 class LeanRepl:
@@ -291,9 +267,14 @@ class LeanRepl:
         self.memory_cap_mb = memory_cap_mb
         self.allowed_axioms = allowed_axioms
         self._envs: dict[str, int | None] = {}
-        self._version = ""
+        self._project = str(project) if project is not None else None
+        self._version: str | None = None
 
     def version(self) -> str:
+        """The Lean version the REPL runs (``"4.19.0"``), asked of Lean once
+        (:func:`lean_version`); ``""`` when no Lean answers."""
+        if self._version is None:
+            self._version = lean_version(self.process.argv[0], self._project)
         return self._version
 
     def close(self) -> None:
@@ -303,17 +284,10 @@ class LeanRepl:
     def screen(self, header: str, statement: str, proof: str | None = None) -> FailureMode | None:
         """Why this input may not be sent to Lean (header unless trusted, statement, proof);
         ``None`` when it may."""
-        return (
-            (None if self.trusted_header else screen_lean_header(header))
-            or screen_lean_statement(statement)
-            or (screen_lean_proof(proof) if proof is not None else None)
-        )
+        return next((f for _, f in self._screens(header, statement, proof) if f), None)
 
     def _request(self, obj: dict[str, Any], timeout: float) -> Any:
-        if self.process.alive and (
-            self.process.requests >= self.recycle_after
-            or self.process.rss_mb() > self.memory_cap_mb
-        ):
+        if self.process.worn(self.process.requests, self.recycle_after, self.memory_cap_mb):
             self.process.kill()
         if not self.process.alive:
             self._envs.clear()
@@ -394,14 +368,14 @@ class LeanRepl:
             return self._envs[header]
         reply = self._request({"cmd": header}, self.header_timeout_s)
         if isinstance(reply, ReplError):
-            raise _HeaderFailed(reply.message)
+            raise HeaderFailed(f"the header does not load: {reply.message}")
         if not isinstance(reply, CommandResponse) or reply.errors:
             text = (
                 reply.errors[0].text
                 if isinstance(reply, CommandResponse) and reply.errors
                 else "no environment"
             )
-            raise _HeaderFailed(f"the header does not compile: {text}")
+            raise HeaderFailed(f"the header does not load: {text}")
         self._envs[header] = reply.env
         return reply.env
 
@@ -409,19 +383,8 @@ class LeanRepl:
     def check(
         self, header: str, statement: str, proof: str, timeout: float | None = None
     ) -> VerifyResult:
-        started = time.monotonic()
         limit = timeout or self.timeout_s
-
-        def result(status: Status, failure: FailureMode | None = None, **kw: Any) -> VerifyResult:
-            return VerifyResult(
-                status=status,
-                backend=self.backend,
-                failure_mode=failure,
-                elapsed_s=round(time.monotonic() - started, 4),
-                version=self._version,
-                **kw,
-            )
-
+        result = Verdict(self.backend, self.version)
         name_match = _NAME.match(statement)
         if not name_match:
             return result(
@@ -430,36 +393,35 @@ class LeanRepl:
                     FailureKind.SYNTAX_ERROR,
                     "the statement must start with `theorem NAME` or `lemma NAME`",
                 ),
+                stage="statement",
             )
         name = name_match.group(1)
         body = proof.strip()
-        screened = self.screen(header, statement, body)
-        if screened is not None:
-            return result(Status.FAIL, screened)
-        statement_text = statement.rstrip()
-        if statement_text.endswith(":="):
-            statement_text = statement_text[:-2].rstrip()
+        for stage, refused in self._screens(header, statement, body):
+            if refused is not None:
+                return result(Status.FAIL, refused, stage=stage)
+        statement_text = statement.rstrip().removesuffix(":=").rstrip()
         code = f"{statement_text} := {body}\n\n#print axioms {name}"
         try:
-            try:
-                env = self._env_for(header)
-            except _HeaderFailed as exc:
-                return result(
-                    Status.UNAVAILABLE, FailureMode(FailureKind.HEADER_ERROR, exc.message)
-                )
+            env = self._env_for(header)
             request: dict[str, Any] = {"cmd": code}
             if env is not None:
                 request["env"] = env
             reply = self._request(request, limit)
-        except LeanTimeout:
-            self._envs.clear()
-            return result(
-                Status.TIMEOUT, FailureMode(FailureKind.TIMEOUT, f"no answer within {limit:g}s")
-            )
-        except LeanCrashed as exc:
-            self._envs.clear()
-            return result(Status.CRASH, FailureMode(FailureKind.CRASH, str(exc)))
+        except ProverError as exc:
+            if not isinstance(exc, HeaderFailed):
+                self._envs.clear()
+            return error_verdict(result, exc, limit)
         return self.judge(reply, name, statement_text, result, proof=body)
+
+    def _screens(
+        self, header: str, statement: str, proof: str | None = None
+    ) -> Iterator[tuple[Stage, FailureMode | None]]:
+        """Each part's screen, in order: header (unless trusted), statement, proof."""
+        yield "header", None if self.trusted_header else screen_lean_header(header)
+        yield "statement", screen_lean_statement(statement)
+        if proof is not None:
+            yield "proof", screen_lean_proof(proof)
 
     def judge(
         self, reply: Any, name: str, statement: str, result: Any = None, *, proof: str = ""
@@ -470,7 +432,7 @@ class LeanRepl:
         goals ...``), else those the REPL's tactic info gives before the tactic at that spot.
         """
         if result is None:
-            result = functools.partial(_verdict, self.backend, self._version)
+            result = Verdict(self.backend, self.version)
         if isinstance(reply, ReplError):
             return result(Status.FAIL, classify_lean(reply.message))
         assert isinstance(reply, CommandResponse | TacticResponse)
@@ -525,16 +487,16 @@ class LeanRepl:
         return result(Status.PASS, messages=messages, axioms=tuple(axioms))
 
     def open(self, header: str, statement: str, timeout: float | None = None) -> LeanSession:
-        """Open ``statement`` in tactic mode. A header that does not compile or a statement
-        that does not elaborate raises ``ValueError`` saying which (as ``CoqTop.open``)."""
+        """Open ``statement`` in tactic mode. A header that does not load raises
+        :class:`~lemmata.errors.HeaderFailed`, a statement that does not elaborate
+        :class:`~lemmata.errors.StatementFailed`, input the screen refuses
+        :class:`~lemmata.errors.InputRefused` (all three ``ValueError`` too, as
+        ``CoqTop.open``); a REPL that times out or dies, the process layer's errors."""
         limit = timeout or self.timeout_s
-        refused = self.screen(header, statement)
-        if refused is not None:
-            raise ValueError(refused.message)
-        try:
-            env = self._env_for(header)
-        except _HeaderFailed as exc:
-            raise ValueError(f"the header does not load: {exc.message}") from None
+        for stage, refused in self._screens(header, statement):
+            if refused is not None:
+                raise InputRefused(refused.message, stage)
+        env = self._env_for(header)
         statement_text = statement.rstrip().removesuffix(":=").rstrip()
         request: dict[str, Any] = {"cmd": f"{statement_text} := by sorry"}
         if env is not None:
@@ -550,17 +512,12 @@ class LeanRepl:
                     else "no goal"
                 )
             )
-            raise ValueError(f"the statement does not elaborate: {problem}")
+            kind = classify_lean(problem).kind.value if problem != "no goal" else "other"
+            raise StatementFailed(f"the statement does not elaborate: {problem}", kind)
         sorry = reply.sorries[0]
         assert sorry.proof_state is not None
         root = StepResult(sorry.proof_state, (sorry.goal,), "open")
         return LeanSession(self, root, limit)
-
-
-def _verdict(
-    backend: str, version: str, status: Status, failure: FailureMode | None = None, **kw: Any
-) -> VerifyResult:
-    return VerifyResult(status=status, backend=backend, failure_mode=failure, version=version, **kw)
 
 
 def _tactic_lines(proof: str) -> list[tuple[int, int, str]]:
@@ -600,12 +557,6 @@ def _goals_before(reply: CommandResponse | TacticResponse, error: LeanMessage) -
         if (info.line, info.column) == (error.line, error.column):
             return goals_in_message(info.goals)
     return ()
-
-
-class _HeaderFailed(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 class LeanSession(SessionStates):

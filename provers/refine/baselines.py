@@ -15,6 +15,7 @@ from pathlib import Path
 
 from lemmata.provers.base import Verifier
 from lemmata.provers.portfolio import candidates as portfolio_candidates
+from lemmata.provers.process import stage_of
 from lemmata.provers.refine.backend import header_for, scope_of
 from lemmata.provers.refine.goal import parse_goal
 from lemmata.provers.refine.policy import action_set
@@ -121,9 +122,7 @@ def one_shot(
         if r.ok:
             status, proof = "proved", candidate
             break
-        if r.status is Status.UNAVAILABLE or (
-            fm is not None and "statement does not elaborate" in fm.message
-        ):
+        if r.status is Status.UNAVAILABLE or stage_of(r) in ("header", "statement"):
             status, failure = "error", fm
             break
         if fm is not None:

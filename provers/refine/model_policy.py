@@ -55,6 +55,7 @@ from lemmata.llm.base import ChatModel
 from lemmata.llm.json_extract import JSONNotFound, extract_json
 from lemmata.llm.types import Message
 from lemmata.provers.base import Verifier
+from lemmata.provers.process import stage_of
 from lemmata.provers.refine.backend import header_for, probe_proofs, proof_text, statement_for
 from lemmata.provers.refine.policy import ASK, Action, NodeView, OfflinePolicy, Policy
 from lemmata.provers.refine.search import SearchResult
@@ -753,10 +754,8 @@ def best_of_n(
                     else None
                 )
                 return finish("proved", proof, None, vacuous, [index])
-            if r.status is Status.UNAVAILABLE or (
-                # the verifier's own words for a statement that cannot be proved as written
-                fm is not None and "statement does not elaborate" in fm.message
-            ):
+            # a header or statement that cannot be proved as written
+            if r.status is Status.UNAVAILABLE or stage_of(r) in ("header", "statement"):
                 return finish("error", None, fm)
             if fm is not None:
                 kinds[fm.kind.value] += 1

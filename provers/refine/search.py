@@ -39,6 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lemmata.errors import (
+    HeaderFailed,
+    InputRefused,
+    ProverCrashed,
+    ProverError,
+    ProverTimeout,
+    StatementFailed,
+)
 from lemmata.provers.base import ProofSession, StepResult, Verifier
 from lemmata.provers.refine.backend import (
     header_for,
@@ -371,7 +379,7 @@ class _Search:
         if n is None:  # not even the root: the session was reset
             try:
                 root = self.open_session()
-            except Exception:  # noqa: BLE001 - the statement no longer loads: nothing to run on
+            except ProverError:  # the statement no longer loads: nothing to run on
                 return False
             self.nodes[0].state = root.state
             self.spine = [0]
@@ -406,7 +414,7 @@ class _Search:
         if session_lost(self.session):
             try:
                 root = self.open_session()
-            except Exception:  # the header or the statement no longer loads: nothing to run on
+            except ProverError:  # the header or the statement no longer loads: nothing to run on
                 return False
             self.nodes[0].state, self.nodes[0].generation = root.state, self.generation
         chain: list[Node] = []
@@ -471,25 +479,21 @@ class _Search:
         try:
             try:
                 root_step = self.open_session()
-            except ValueError as exc:
-                if not (cfg.automation and self.additions and "header" in str(exc)):
+            except HeaderFailed:
+                if not (cfg.automation and self.additions):
                     raise
                 # Hammer or Interval missing (libcoq-hammer, libcoq-interval): go on without.
                 self.header, self.additions = header_for(
                     self.backend, self.original_header, cfg.imports, False
                 )
                 root_step = self.open_session()
-        except ValueError as exc:
-            failure = FailureMode(
-                FailureKind.HEADER_ERROR if "header" in str(exc) else FailureKind.TYPE_MISMATCH,
-                str(exc),
-            )
-            return self.finish("error", None, failure)
-        except Exception as exc:  # noqa: BLE001 - a verifier that timed out or died opening
+        except (HeaderFailed, StatementFailed, InputRefused) as exc:
+            return self.finish("error", None, _open_failure(exc))
+        except (ProverTimeout, ProverCrashed) as exc:
             failure = FailureMode(
                 FailureKind.HEADER_ERROR,
                 f"the header and statement did not load within {cfg.open_timeout_s:g}s "
-                f"({type(exc).__name__}: {exc})",
+                f"({exc.code}: {exc})",
             )
             return self.finish("error", None, failure)
         root = self.add_node(None, (), root_step, 0.0, split_draft(self.backend, draft), None)
@@ -712,3 +716,16 @@ def search(
     finally:
         if own:
             writer.close()
+
+
+def _open_failure(exc: HeaderFailed | StatementFailed | InputRefused) -> FailureMode:
+    """The failure of a search whose theorem did not open, by the error's type."""
+    if isinstance(exc, HeaderFailed):
+        return FailureMode(FailureKind.HEADER_ERROR, exc.message)
+    if isinstance(exc, InputRefused):
+        return FailureMode(FailureKind.UNSAFE_INPUT, exc.message)
+    try:
+        kind = FailureKind(exc.kind)
+    except ValueError:
+        kind = FailureKind.SYNTAX_ERROR
+    return FailureMode(kind, exc.message)
