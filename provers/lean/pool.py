@@ -23,8 +23,6 @@ the environment number; later snippets under that header run in it. The pool:
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +30,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lemmata.provers.lean.protocol import CommandResponse, ReplError
-from lemmata.provers.lean.repl import ALLOWED_AXIOMS, LeanCrashed, LeanRepl, LeanTimeout
+from lemmata.provers.lean.repl import (
+    ALLOWED_AXIOMS,
+    LeanCrashed,
+    LeanRepl,
+    LeanTimeout,
+    lean_version,
+)
 
 __all__ = ["LeanPool", "PoolReply", "PoolStats", "detect_toolchain", "split_header"]
 
@@ -71,24 +75,15 @@ def split_header(code: str) -> tuple[str, str, list[int], int]:
 
 def detect_toolchain(project: str | Path | None = None) -> str:
     """The Lean toolchain a REPL runs under, as best known without asking it: the project's
-    ``lean-toolchain`` file, else ``lean --version`` from PATH, else ``"unknown"``."""
+    ``lean-toolchain`` file, else the version ``lean --version`` gives
+    (:func:`~lemmata.provers.lean.repl.lean_version`), else ``"unknown"``."""
     if project is not None:
         pin = Path(project).expanduser() / "lean-toolchain"
         if pin.is_file():
             text = pin.read_text(encoding="utf-8", errors="replace").strip()
             if text:
                 return text.splitlines()[0]
-    lean = shutil.which("lean")
-    if lean is not None:
-        try:
-            done = subprocess.run(
-                [lean, "--version"], capture_output=True, text=True, timeout=30, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return "unknown"
-        if done.returncode == 0 and done.stdout.strip():
-            return done.stdout.strip().splitlines()[0]
-    return "unknown"
+    return lean_version(None, project) or "unknown"
 
 
 @dataclass

@@ -6,7 +6,11 @@ Lean project (``project``). One process per verifier; a header (``import Mathlib
 once and its environment number kept, so later checks under the same header start from it.
 Each request has a hard time limit: past it the process is killed (``TIMEOUT``) and the next
 request starts a new one. A process that dies is a ``CRASH``. The process is recycled after
-``recycle_after`` requests or when it grows past ``memory_cap_mb``.
+``recycle_after`` requests or when it grows past ``memory_cap_mb``. The process handling is
+the shared layer's (:mod:`lemmata.provers.process`), and so are the errors that escape
+``open`` and the raw requests (:class:`~lemmata.errors.ProverTimeout`,
+:class:`~lemmata.errors.HeaderFailed`, ...). :meth:`LeanRepl.version` is the version Lean
+itself reports (``lean --version``), recorded in every verdict.
 
 A check sends ``statement := proof`` and ``#print axioms NAME`` in the header's environment.
 It passes only with no error, no ``sorry``, the name's axioms within ``ALLOWED_AXIOMS``, and a
