@@ -237,18 +237,22 @@ class ProverProcess(Generic[ReplyT]):
         return confined_pid(proc.pid)
 
     def start(self) -> None:
-        """Start the prover (killing a running one first)."""
+        """Start the prover (killing a running one first); :class:`ProverCrashed` if it
+        cannot be started."""
         self.kill()
         argv, cwd, env = self.launch()
-        self._proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if self.stderr else subprocess.DEVNULL,
-            start_new_session=True,  # so that a kill takes any children with it
-        )
+        try:
+            self._proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT if self.stderr else subprocess.DEVNULL,
+                start_new_session=True,  # so that a kill takes any children with it
+            )
+        except OSError as exc:  # the program went away, or its folder
+            raise ProverCrashed(f"{self.name} could not start: {exc}") from None
         self.reset()
         self.requests = 0
         self.starts += 1

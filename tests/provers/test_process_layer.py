@@ -105,16 +105,21 @@ def test_a_prover_that_exits_is_a_typed_crash() -> None:
     assert info.value.code == "prover_crashed" and not proc.alive
 
 
+def test_a_prover_that_cannot_start_is_a_typed_crash(tmp_path: Path) -> None:
+    proc = Lines("true", cwd=tmp_path / "gone")
+    with pytest.raises(ProverCrashed, match="could not start"):
+        proc.start()
+
+
 def test_memory_is_read_and_recycling_follows_it() -> None:
-    proc = Lines("read line")
+    hold = "x = bytearray(64 << 20); x[::4096] = b'1' * len(x[::4096]); print('ready'); input()"
+    proc = Lines(f'exec {sys.executable} -u -c "{hold}"')
     proc.start()
-    deadline = time.monotonic() + 5
-    while proc.rss_mb() == 0 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert proc.rss_mb() > 0.1  # a shell holds at least some hundreds of kB
-    assert proc.worn(0, 10, memory_cap_mb=0.01)  # over a 10 kB cap
-    assert not proc.worn(0, 10, memory_cap_mb=1e6)
-    assert proc.worn(10, 10, memory_cap_mb=1e6)  # used up
+    assert proc.read(time.monotonic() + 30) == b"ready"
+    assert 60 < proc.rss_mb() < 1024  # the 64 MiB it holds, read from /proc
+    assert proc.worn(0, 10, memory_cap_mb=32)  # over the cap
+    assert not proc.worn(0, 10, memory_cap_mb=4096)
+    assert proc.worn(10, 10, memory_cap_mb=4096)  # used up
     proc.close()
     assert proc.rss_mb() == 0.0
 
