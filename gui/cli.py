@@ -18,23 +18,19 @@ from typing import Annotated, Any
 
 import typer
 
+from lemmata.cli_kit import console as make_console
+from lemmata.cli_kit import progress_bar, settings_of
+
 __all__ = ["register"]
-
-
-def _console(stderr: bool = False) -> Any:
-    from rich.console import Console
-
-    return Console(stderr=stderr, highlight=False)
 
 
 def _grounder(
     ctx: typer.Context, anchors: str | None = None, caption_with_model: bool = False, **kwargs: Any
 ) -> Any:
-    from lemmata.cli import _state
     from lemmata.errors import UsageError
     from lemmata.gui.ground import Grounder
 
-    settings = _state(ctx).settings
+    settings = settings_of(ctx)
     model = None
     if caption_with_model:
         from lemmata.llm import get_model
@@ -96,7 +92,7 @@ def _ground(
     if as_json:
         typer.echo(json.dumps(g.to_dict()))
         return
-    console = _console()
+    console = make_console()
     if g.abstained:
         console.print(f"abstained: nothing matches (score {g.score:.2f})")
     else:
@@ -125,8 +121,6 @@ def _ground_eval(
     ] = None,
 ) -> None:
     """Accuracy of the grounder on a ScreenSpot-style folder."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     from lemmata.errors import UsageError
     from lemmata.gui.datasets import evaluate, load_annotations
 
@@ -135,15 +129,9 @@ def _ground_eval(
         raise UsageError(f"--limit must be at least 1, not {limit}")
     items = load_annotations(folder, fmt)[:limit]
     grounder = _grounder(ctx, anchors)
-    err = _console(stderr=True)
-    with Progress(
-        "[bold]ground-eval[/]",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=as_json or not err.is_terminal,
+    err = make_console(stderr=True)
+    with progress_bar(
+        "ground-eval", err, transient=True, disable=as_json or not err.is_terminal
     ) as progress:
         task = progress.add_task("eval", total=len(items))
         result = evaluate(
@@ -154,7 +142,7 @@ def _ground_eval(
     if as_json:
         typer.echo(json.dumps(result.to_dict()))
         return
-    console = _console()
+    console = make_console()
 
     def pct(v: float | None) -> str:
         return "  -  " if v is None else f"{v:.3f}"
@@ -181,7 +169,7 @@ def _ground_generate(
 
     if n < 1:
         raise UsageError("--n must be at least 1")
-    err = _console(stderr=True)
+    err = make_console(stderr=True)
     path = generate(
         folder,
         n=n,
@@ -190,7 +178,7 @@ def _ground_generate(
         progress=lambda k, total: err.print(f"screen {k}/{total}", end="\r"),
     )
     items = json.loads(path.read_text())
-    _console().print(f"{len(items)} instructions on {n} screens: {path}")
+    make_console().print(f"{len(items)} instructions on {n} screens: {path}")
 
 
 def _check_threshold(threshold: float | None) -> None:
@@ -225,7 +213,6 @@ def _train_icons(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
     """Build the icon library (npm and PyPI sets) and train the icon encoder on 2 CPU threads."""
-    from lemmata.cli import _state
     from lemmata.embeddings import get_embedder
     from lemmata.errors import UsageError
     from lemmata.gui.icon_library import HELD_OUT, SETS
@@ -239,8 +226,8 @@ def _train_icons(
     unknown = sorted(set(chosen + kept_out) - set(SETS))
     if unknown:
         raise UsageError(f"unknown icon sets {', '.join(unknown)}: known are {', '.join(SETS)}")
-    settings = _state(ctx).settings
-    err = _console(stderr=True)
+    settings = settings_of(ctx)
+    err = make_console(stderr=True)
     report = train_icons(
         cache or settings.data_dir / "icon-library",
         out or settings.data_dir / "icon_encoder.pt",
@@ -253,7 +240,7 @@ def _train_icons(
     if as_json:
         typer.echo(json.dumps(report))
         return
-    console = _console()
+    console = make_console()
     console.print(f"weights: {report['weights']} ({report['steps']} steps, {report['seconds']} s)")
     for group in ("zero_shot_seen", "zero_shot_held_out"):
         for name, acc in report[group].items():

@@ -20,7 +20,6 @@ from lemmata.cli_kit import (
     console,
     register_commands,
     settings_of,
-    state_of,
 )
 from lemmata.errors import LemmataError
 
@@ -43,9 +42,6 @@ def _warn(message: str) -> None:
 # points (lemmata.cli_kit); their modules import only typer at load.
 register_commands(app, _warn)
 
-#: For capabilities not yet moved to lemmata.cli_kit.settings_of; new code must not use these.
-_State = CliState
-_state = state_of
 _console = console
 
 

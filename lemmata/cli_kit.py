@@ -119,14 +119,16 @@ def progress_bar(
 ) -> Progress:
     """The progress bar of every command: ``label``, the bar, done/total (or ``count``, a
     format of the task such as ``"turn {task.completed:.0f}/{task.total:.0f}"``), each of
-    the task's ``fields`` (counts so far, the last item...), and the time elapsed."""
+    the task's ``fields`` (counts so far, the last item...; a name, or a format of the task
+    such as ``"{task.fields[records]} states"``), and the time elapsed. The label may be a
+    format of the task too (``"train {task.fields[method]}"``)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     return Progress(
         TextColumn(f"[bold]{label}[/]"),
         BarColumn(),
         MofNCompleteColumn() if count is None else TextColumn(count),
-        *(TextColumn(f"{{task.fields[{name}]}}") for name in fields),
+        *(TextColumn(f if "{" in f else f"{{task.fields[{f}]}}") for f in fields),
         TimeElapsedColumn(),
         console=console,
         disable=disable,

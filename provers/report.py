@@ -6,29 +6,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.progress import Progress
 
     from lemmata.provers.runner import RunSummary
 
-__all__ = ["batch_progress", "print_counts", "print_input_problems", "print_summary"]
-
-
-def batch_progress(
-    label: str, console: Console, *, disable: bool, field: str = "tally"
-) -> Progress:
-    """The progress bar of a batch: ``label``, the bar, done/total, the task's ``field``
-    (counts so far, or the last item), and the time elapsed."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(
-        TextColumn(f"[bold]{label}[/]"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(f"{{task.fields[{field}]}}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=disable,
-    )
+__all__ = ["print_counts", "print_input_problems", "print_summary"]
 
 
 def print_counts(console: Console, title: str, counts: dict[str, object]) -> None:

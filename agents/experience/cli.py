@@ -15,6 +15,8 @@ from typing import Annotated, Any
 
 import typer
 
+from lemmata.cli_kit import console, progress_bar, settings_of
+
 __all__ = ["app", "register"]
 
 app = typer.Typer(
@@ -28,19 +30,12 @@ def register(parent: typer.Typer) -> None:
     parent.add_typer(app, name="experience")
 
 
-def _console(stderr: bool = False) -> Any:
-    from rich.console import Console
-
-    return Console(stderr=stderr, highlight=False)
-
-
 def _model(ctx: typer.Context, offline: bool) -> Any:
     """The configured model, or ``None`` offline or when none is configured."""
     if offline:
         return None
-    from lemmata.cli import _state
 
-    settings = _state(ctx).settings
+    settings = settings_of(ctx)
     if not getattr(settings, "model", None):
         return None
     from lemmata.llm import get_model
@@ -111,8 +106,6 @@ def _collect(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Roll out expert trajectories with K alternatives per state, then write the data files."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     from lemmata.agents.experience.collection import CollectProgress, collect
 
     model = _model(ctx, offline)
@@ -121,14 +114,12 @@ def _collect(
         from lemmata.agents.experience.llm import proposer
 
         propose = proposer(model)
-    err = _console(stderr=True)
-    with Progress(
-        TextColumn("[bold]collect[/]"),
-        BarColumn(),
-        TextColumn("{task.completed:.0f}/{task.total:.0f} tasks"),
-        TextColumn("{task.fields[records]} states, {task.fields[steps]} steps"),
-        TimeElapsedColumn(),
-        console=err,
+    err = console(stderr=True)
+    with progress_bar(
+        "collect",
+        err,
+        count="{task.completed:.0f}/{task.total:.0f} tasks",
+        fields=("{task.fields[records]} states, {task.fields[steps]} steps",),
         transient=True,
         disable=as_json or not err.is_terminal,
     ) as progress:
@@ -172,7 +163,7 @@ def _collect(
     if as_json:
         print(json.dumps(summary, indent=2, default=str))
         return
-    con = _console()
+    con = console()
     con.print(result.summary(), markup=False)
     for task, reason in list(result.failed.items())[:10]:
         con.print(f"  stopped early: {task}: {reason}", markup=False)
@@ -182,17 +173,13 @@ def _collect(
 
 
 def _export(rollouts: Path, out: Path, model: Any, fmt: str, quiet: bool) -> Any:
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     from lemmata.agents.experience.data import export_sft
 
-    err = _console(stderr=True)
-    with Progress(
-        TextColumn("[bold]reflections[/]"),
-        BarColumn(),
-        TextColumn("{task.completed:.0f}/{task.total:.0f}"),
-        TimeElapsedColumn(),
-        console=err,
+    err = console(stderr=True)
+    with progress_bar(
+        "reflections",
+        err,
+        count="{task.completed:.0f}/{task.total:.0f}",
         transient=True,
         disable=quiet or model is None or not err.is_terminal,
     ) as progress:
@@ -228,7 +215,7 @@ def _export_files(
     if as_json:
         print(json.dumps(result.to_dict(), indent=2, default=str))
     else:
-        _console().print(result.summary(), markup=False)
+        console().print(result.summary(), markup=False)
 
 
 @app.command("check")
@@ -252,7 +239,7 @@ def _check(
     if as_json:
         print(json.dumps([f.to_dict() for f in findings], indent=2))
     else:
-        con = _console()
+        con = console()
         for f in findings:
             con.print(f"{file}:{f}", markup=False)
         con.print(
@@ -282,8 +269,6 @@ def _train(
 ) -> None:
     """Train the local torch policy by imitation (il), with implicit world modelling (iwm) or
     with the self-reflection objective (sr), on the same demonstrations and budget."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     from lemmata.agents.experience.data import read_rollouts
     from lemmata.agents.experience.policy import METHODS, train_policy
     from lemmata.errors import UsageError
@@ -299,13 +284,11 @@ def _train(
     folder = out or path.parent
     folder.mkdir(parents=True, exist_ok=True)
     written: dict[str, str] = {}
-    err = _console(stderr=True)
-    with Progress(
-        TextColumn("[bold]train {task.fields[method]}[/]"),
-        BarColumn(),
-        TextColumn("{task.completed:.0f}/{task.total:.0f} updates, loss {task.fields[loss]:.3f}"),
-        TimeElapsedColumn(),
-        console=err,
+    err = console(stderr=True)
+    with progress_bar(
+        "train {task.fields[method]}",
+        err,
+        count="{task.completed:.0f}/{task.total:.0f} updates, loss {task.fields[loss]:.3f}",
         transient=True,
         disable=as_json or not err.is_terminal,
     ) as progress:
@@ -322,7 +305,7 @@ def _train(
     if as_json:
         print(json.dumps(written, indent=2))
         return
-    con = _console()
+    con = console()
     con.print(f"trained on {len(steps)} expert states from {path}", markup=False)
     for m, p in written.items():
         con.print(f"{m}: {p}", markup=False)
@@ -375,7 +358,7 @@ def _eval(
     if not policies:
         raise UsageError("nothing to evaluate: pass --policy FILE (repeatable) or --model")
     results: dict[str, dict[str, Any]] = {}
-    err = _console(stderr=True)
+    err = console(stderr=True)
     with open_environment(env, **_options(option)) as environment:
         for s in splits:
             chosen = environment.tasks(s, names=_names(tasks), limit=limit)  # type: ignore[arg-type]
@@ -401,4 +384,4 @@ def _eval(
                 for s in splits
             ),
         )
-    _console().print(table)
+    console().print(table)

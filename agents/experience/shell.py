@@ -30,10 +30,9 @@ def _experience(ctx: CommandContext, args: str) -> None:
         )
     import click
 
-    from lemmata.cli import _State
+    from lemmata.cli_kit import CliState
 
-    state = _State(None, {})
-    state._settings = ctx.settings  # the shell's own settings, its model included
+    state = CliState(settings=ctx.settings)  # the shell's own settings, its model included
     try:
         get_command(app).main(args=words, prog_name="experience", standalone_mode=False, obj=state)
     except click.exceptions.Exit as exc:
