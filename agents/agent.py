@@ -172,7 +172,9 @@ class Agent:
         from lemmata.operations import load_registry
         from lemmata.settings import Settings
 
-        self.settings = settings or Settings.load()
+        # Tasks come from others (a user, a model's tool call): verifiers run confined
+        # unless the settings say otherwise.
+        self.settings = (settings or Settings.load()).for_input_from_others()
         tracing.configure_from(self.settings)
         self.model = model
         self.scope = Scope(user=user, agent=name, session=None)

@@ -32,13 +32,14 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from lemmata.errors import ConfinementUnavailable
 
-__all__ = ["Confinement", "confined_pid", "exit_status"]
+__all__ = ["Confinement", "confined_pid", "exit_status", "popen"]
 
 # What every program needs to start: the system's programs and libraries and its settings.
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -81,6 +82,28 @@ def confined_pid(pid: int | None) -> int | None:
 
 
 @functools.cache
+@functools.cache
+def _spawner() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="lemmata-spawn")
+
+
+def popen(argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen(argv, **kwargs)``, started from one thread that lives as long as
+    the process.
+
+    A confined program dies with its parent (bubblewrap's ``--die-with-parent``, that is
+    ``PR_SET_PDEATHSIG``), and the kernel counts the *thread* that started it as the parent:
+    started from a thread that then ends (an operation's worker, a server's request thread),
+    the sandbox is killed at once and the program behind it is orphaned. Long-lived
+    confined programs (verifier sessions) are started here instead.
+    """
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(argv, **kwargs)
+
+    return _spawner().submit(start).result()
+
+
 def _probe(bwrap: str) -> str | None:
     """Why ``bwrap`` cannot confine a program on this machine, or ``None`` when it can."""
     argv = [bwrap, *_system_binds(), "--proc", "/proc", "--dev", "/dev", "--unshare-all"]
@@ -177,7 +200,9 @@ class Confinement:
         reason = self.unavailable()
         if reason is not None:
             raise ConfinementUnavailable(
-                f"untrusted input must run confined, and it cannot be here: {reason}"
+                f"untrusted input must run confined, and it cannot be here: {reason} (for "
+                "input you trust: untrusted_input = false in the settings, or "
+                "LEMMATA_UNTRUSTED_INPUT=false)"
             )
 
     def command(

@@ -209,11 +209,12 @@ def build_server(
     """An MCP server whose tools are the operations of ``registry``.
 
     ``context`` supplies the settings, the model and the caches shared by all calls (its
-    ``scope`` is replaced per call). ``user`` confines memory tools to that user (stdio
-    ``--user``). With ``require_token`` (HTTP) memory tools take the user of the request's
-    bearer token and are denied without one. The server is the SDK's low-level ``Server``:
-    its tools come from the registry at run time rather than from Python signatures, so
-    the operation's own JSON schema is published as it is.
+    ``scope`` is replaced per call); input from clients is untrusted unless the settings'
+    ``untrusted_input`` is false, so verifiers run confined. ``user`` confines memory tools
+    to that user (stdio ``--user``). With ``require_token`` (HTTP) memory tools take the
+    user of the request's bearer token and are denied without one. The server is the SDK's
+    low-level ``Server``: its tools come from the registry at run time rather than from
+    Python signatures, so the operation's own JSON schema is published as it is.
     """
     _require_mcp()
     import anyio.to_thread
@@ -222,6 +223,11 @@ def build_server(
 
     from lemmata._version import __version__
 
+    # What clients send is untrusted: their statements and proofs run confined, unless the
+    # settings decide otherwise (untrusted_input).
+    settings = context.settings.for_input_from_others()
+    if settings is not context.settings:
+        context = dataclasses.replace(context, settings=settings)
     tools = tool_definitions(registry)
     listing = mcp_types.ListToolsResult(tools=tools)
     operations = {op.qualified_name: op for op in registry}

@@ -109,11 +109,13 @@ class Settings(BaseSettings):
         description="'minilm' (bundled all-MiniLM-L6-v2, offline), "
         "'sentence-transformers:NAME_OR_PATH', or 'litellm:MODEL'.",
     )
-    untrusted_input: bool = Field(
-        default=False,
-        description="Treat statements, proofs and headers as untrusted (the MCP server, the "
-        "agent, `--untrusted`): verifiers run confined (bubblewrap: a scratch folder, no "
-        "network, the file system read-only) and refuse to start where that cannot work.",
+    untrusted_input: bool | None = Field(
+        default=None,
+        description="Treat statements, proofs and headers as untrusted: verifiers run confined "
+        "(bubblewrap: a scratch folder, no network, the file system read-only) and refuse to "
+        "start where that cannot work. Unset (the default), input is untrusted where it comes "
+        "from others (`lemmata.Agent`, the MCP server) and trusted in `lemmata prove` and the "
+        "SDK (`--untrusted` there); true or false decides for every surface.",
     )
     coqtop: str | None = Field(default=None, description="The coqtop program (default: from PATH).")
     lean_repl: str | None = Field(
@@ -265,6 +267,13 @@ class Settings(BaseSettings):
             raise _explain(exc, changes, {}, None, "") from None
         new._source_file = self._source_file
         return new
+
+    def for_input_from_others(self) -> Settings:
+        """These settings for a surface whose input comes from others (the agent, the MCP
+        server): input is untrusted unless ``untrusted_input`` was set either way."""
+        if self.untrusted_input is not None:
+            return self
+        return self.with_overrides(untrusted_input=True)
 
     def describe(self) -> dict[str, str]:
         """Each setting as text, secrets masked: for ``doctor`` and the shell."""

@@ -79,7 +79,7 @@ def make_verifier(
     input is untrusted and cannot be confined here, ``ValueError`` for an unknown backend.
     """
     limit = timeout_s or settings.verifier_timeout_s
-    confined = settings.untrusted_input if untrusted is None else untrusted
+    confined = bool(settings.untrusted_input) if untrusted is None else untrusted
     if backend == "coq":
         return CoqTop(
             settings.coqtop,

@@ -7,8 +7,10 @@ project lists it in system-packages.txt, so CI has it).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -212,3 +214,69 @@ def test_make_verifier_confines_when_the_settings_say_input_is_untrusted(
     finally:
         untrusted.close()
         trusted.close()
+
+
+def test_input_from_others_is_untrusted_unless_the_settings_decide() -> None:
+    from lemmata.settings import Settings
+
+    unset = Settings.load(config_file=None)
+    assert unset.untrusted_input is None
+    assert unset.for_input_from_others().untrusted_input is True
+    for decided in (True, False):
+        chosen = Settings.load(config_file=None, untrusted_input=decided)
+        assert chosen.for_input_from_others().untrusted_input is decided
+
+
+@needs_bwrap
+def test_the_agent_checks_proofs_confined_by_default(
+    coqtop_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lemmata import Agent
+    from lemmata.provers.operations import _verifier
+    from lemmata.settings import Settings
+
+    monkeypatch.setenv("LEMMATA_COQTOP", coqtop_path)
+    monkeypatch.setenv("LEMMATA_DATA_DIR", str(tmp_path / "data"))
+    for decided, confined in ((None, True), (False, False)):
+        settings = Settings.load(config_file=None, untrusted_input=decided)
+        with Agent(settings=settings, checkpoint=tmp_path / f"{decided}.sqlite") as agent:
+            verifier, _ = _verifier(agent.context, "coq")
+            try:
+                assert (verifier.process.confinement is not None) is confined  # type: ignore[attr-defined]
+                assert verifier.check("", "Theorem t : True.", "exact I.").ok
+            finally:
+                verifier.close()
+
+
+@needs_bwrap
+@pytest.mark.parametrize("start", ["popen", "subprocess"])
+def test_a_confined_program_outlives_the_thread_that_started_it(start: str, tmp_path: Path) -> None:
+    """Verifier sessions are started in one request's thread and used by the next: the
+    sandbox must not die with that thread (``--die-with-parent`` counts threads)."""
+    import threading
+    import time
+
+    from lemmata.confine import popen
+
+    conf = Confinement()
+    argv = conf.command(["/bin/sleep", "30"], tmp_path)
+    started: list[subprocess.Popen[bytes]] = []
+
+    def request() -> None:
+        launch = popen if start == "popen" else subprocess.Popen
+        started.append(launch(argv, env=conf.environment(tmp_path), start_new_session=True))
+        time.sleep(0.5)  # the request's work: the sandbox is set up meanwhile
+
+    worker = threading.Thread(target=request)
+    worker.start()
+    worker.join()
+    time.sleep(0.5)
+    proc = started[0]
+    try:
+        alive = proc.poll() is None
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the orphaned sandbox too
+        proc.wait()
+    # Started from the request's own thread, the sandbox dies with it (why popen exists).
+    assert alive is (start == "popen")
