@@ -267,9 +267,14 @@ class ProverCrashed(ProverError):
 
 class HeaderFailed(ProverError, ValueError):
     """A header (``Require Import ...``, ``import Mathlib``) does not load: the message says
-    where. A ``ValueError`` too, as sessions raised before."""
+    why, ``sentence`` names the header's sentence that failed when the prover says which.
+    A ``ValueError`` too, as sessions raised before."""
 
     code = "header_failed"
+
+    def __init__(self, message: str, sentence: str | None = None) -> None:
+        super().__init__(message)
+        self.sentence = sentence
 
 
 class StatementFailed(ProverError, ValueError):

@@ -401,9 +401,8 @@ def error_verdict(
     ``FAIL``, a deadline ``TIMEOUT``, a dead process ``CRASH``. ``where`` (``tactic``,
     ``sentence``, ``index``) says where a timeout struck."""
     if isinstance(exc, HeaderFailed):
-        return result(
-            Status.UNAVAILABLE, FailureMode(FailureKind.HEADER_ERROR, exc.message), stage="header"
-        )
+        failure = FailureMode(FailureKind.HEADER_ERROR, exc.message, sentence=exc.sentence)
+        return result(Status.UNAVAILABLE, failure, stage="header")
     if isinstance(exc, StatementFailed):
         try:
             kind = FailureKind(exc.kind)

@@ -171,7 +171,9 @@ class CoqTop:
                 answer = self.process.send(s.text, max(0.1, deadline - time.monotonic()))
                 errors = parse_output(answer.output).errors
                 if errors:
-                    raise HeaderFailed(f"the header fails at {s.text!r}: {errors[0].text}")
+                    raise HeaderFailed(
+                        f"the header fails at {s.text!r}: {errors[0].text}", sentence=s.text
+                    )
             if self.process.proof is not None:
                 raise HeaderFailed("the header leaves a proof open")
             for option in QUIET_OPTIONS:  # unknown (no lia loaded) is only a warning

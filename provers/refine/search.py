@@ -721,7 +721,7 @@ def search(
 def _open_failure(exc: HeaderFailed | StatementFailed | InputRefused) -> FailureMode:
     """The failure of a search whose theorem did not open, by the error's type."""
     if isinstance(exc, HeaderFailed):
-        return FailureMode(FailureKind.HEADER_ERROR, exc.message)
+        return FailureMode(FailureKind.HEADER_ERROR, exc.message, sentence=exc.sentence)
     if isinstance(exc, InputRefused):
         return FailureMode(FailureKind.UNSAFE_INPUT, exc.message)
     try:

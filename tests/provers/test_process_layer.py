@@ -176,6 +176,7 @@ def test_coq_sessions_raise_typed_errors(coq: CoqTop) -> None:
     with pytest.raises(HeaderFailed, match="NoSuchLib") as header:
         coq.open("Require Import NoSuchLib.", "Theorem t : True.")
     assert header.value.code == "header_failed" and isinstance(header.value, ValueError)
+    assert header.value.sentence == "Require Import NoSuchLib."
     with pytest.raises(StatementFailed, match="does not elaborate") as stmt:
         coq.open("", "Theorem t : 1 = true.")
     assert stmt.value.kind == "type_mismatch"
@@ -202,6 +203,7 @@ def test_coq_checks_through_the_shared_layer(coq: CoqTop) -> None:
     assert header.status is Status.UNAVAILABLE and stage_of(header) == "header"
     assert header.failure_mode is not None
     assert header.failure_mode.kind is FailureKind.HEADER_ERROR
+    assert header.failure_mode.sentence == "Require Import NoSuchLib."  # named, not quoted
     wrong = coq.check("", "Theorem t : 1 = 2.", "reflexivity.")
     assert wrong.status is Status.FAIL and stage_of(wrong) == "proof"
     # A hard deadline shorter than coqtop's answer: the process layer's timeout, as a verdict.
