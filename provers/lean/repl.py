@@ -456,6 +456,7 @@ class LeanRepl:
             return result(
                 Status.FAIL,
                 failure,
+                stage="statement" if _in_signature(statement, raw.line, raw.column) else "proof",
                 messages=messages,
                 goals=goals or tuple(s.goal for s in reply.sorries),
             )
@@ -552,6 +553,20 @@ def _locate(
         if n == row and start <= column <= start + len(text):
             return text, index
     return None, None
+
+
+def _in_signature(statement: str, line: int | None, column: int | None) -> bool:
+    """Whether a position in ``statement := proof`` falls in the statement's signature: after
+    ``theorem NAME`` and before `` := `` (Lean puts a kernel error on the declaration's first
+    word, an error of the proof after ``:=``)."""
+    name = _NAME.match(statement)
+    if name is None or line is None or column is None or line < 1:
+        return False
+    lines = statement.split("\n")
+    if line > len(lines):
+        return False
+    offset = sum(len(text) + 1 for text in lines[: line - 1]) + column
+    return name.end() <= offset < len(statement)
 
 
 def _goals_before(reply: CommandResponse | TacticResponse, error: LeanMessage) -> tuple[str, ...]:

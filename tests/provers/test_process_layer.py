@@ -299,6 +299,32 @@ def test_a_hung_lean_check_is_a_timeout_verdict_and_a_hung_open_a_typed_timeout(
     repl.close()
 
 
+def _error_at(line: int, column: int, text: str) -> dict[str, Any]:
+    return {**_error(text), "pos": {"line": line, "column": column}}
+
+
+def test_a_lean_statement_that_does_not_elaborate_stops_the_portfolio(tmp_path: Path) -> None:
+    statement = "theorem t (n : Nat) :\n    n + 0 = foo"
+    # Lean's error on `foo`, in the statement (line 2, column 12): one attempt, then stop.
+    stuck = LeanRepl(
+        _replay(tmp_path, {"messages": [_error_at(2, 12, "unknown identifier 'foo'")]})
+    )
+    r = prove_one(stuck, Theorem("t", statement), 30)
+    assert r.attempts == 1 and r.status == "failed"
+    assert r.failure_mode is not None and r.failure_mode["kind"] == "unknown_identifier"
+    stuck.close()
+    # The same words on the proof (after ` := `, and a kernel error on `theorem`) are the
+    # proof's: the portfolio goes on to its next candidate.
+    wrong = {"messages": [_error_at(2, 20, "unknown identifier 'foo'")], "env": 0}
+    kernel = {"messages": [_error_at(1, 0, "(kernel) declaration has metavariables 't'")]}
+    (tmp_path / "b").mkdir()
+    going = LeanRepl(_replay(tmp_path / "b", wrong, kernel, wrong, kernel, wrong, kernel))
+    first = going.check("", statement, "by simp")
+    assert first.status is Status.FAIL and stage_of(first) == "proof"
+    assert stage_of(going.check("", statement, "by omega")) == "proof"
+    going.close()
+
+
 def test_lean_version_is_what_lean_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
