@@ -241,8 +241,13 @@ class ProverProcess(Generic[ReplyT]):
         cannot be started."""
         self.kill()
         argv, cwd, env = self.launch()
+        launch: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen
+        if self.confinement is not None:
+            # A sandbox dies with the thread that started it (--die-with-parent), and a
+            # session outlives the request's thread that opened it.
+            from lemmata.confine import popen as launch
         try:
-            self._proc = subprocess.Popen(
+            self._proc = launch(
                 argv,
                 cwd=cwd,
                 env=env,

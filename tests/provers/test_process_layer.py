@@ -133,6 +133,29 @@ def test_a_scratch_folder_is_made_and_removed() -> None:
     assert not Path(where).exists()
 
 
+def test_a_confined_prover_outlives_the_thread_that_started_it(coqtop_path: str) -> None:
+    """A session opened in one request's thread is used by the next: the confined coqtop
+    must not die with the first thread (bubblewrap's --die-with-parent counts threads)."""
+    import threading
+
+    from lemmata.confine import Confinement
+
+    why_not = Confinement().unavailable()
+    if why_not is not None:
+        pytest.skip(f"no confinement here: {why_not}")
+    coq = CoqTop(coqtop_path, untrusted=True, timeout_s=30)
+    try:
+        opened = threading.Thread(target=lambda: coq.check("", "Theorem a : True.", "exact I."))
+        opened.start()
+        opened.join()
+        time.sleep(0.5)
+        assert coq.process.alive and coq.process.confinement is not None
+        assert coq.check("", "Theorem b : True.", "exact I.").ok
+        assert coq.process.starts == 1  # the same sandboxed coqtop answered both
+    finally:
+        coq.close()
+
+
 def test_both_back_ends_stand_on_the_shared_layer() -> None:
     assert issubclass(CoqProcess, ProverProcess) and issubclass(LeanProcess, ProverProcess)
     # The old names are the shared layer's errors, so old ``except`` clauses still catch.
