@@ -179,9 +179,43 @@ def test_progress_reaches_a_client_that_asks_for_it(stdio: Session) -> None:
     assert any(total == 100.0 for _, total, _ in seen)
 
 
+def _confined_coqtops(data_dir: Path) -> list[str]:
+    """The command lines of bubblewrap processes running coqtop under the server whose data
+    lives in ``data_dir`` (read from /proc: a confined program gets a minimal environment,
+    so the server is found among its ancestors)."""
+
+    def read(pid: str, name: str) -> bytes:
+        try:
+            return (Path("/proc") / pid / name).read_bytes()
+        except OSError:
+            return b""
+
+    def parent(pid: str) -> str:
+        stat = read(pid, "stat")
+        return stat.rsplit(b")", 1)[-1].split()[1].decode() if stat else "0"
+
+    marker = f"LEMMATA_DATA_DIR={data_dir}".encode()
+    found = []
+    for proc in Path("/proc").iterdir():
+        argv = read(proc.name, "cmdline").split(b"\0") if proc.name.isdigit() else [b""]
+        if Path(argv[0].decode()).name != "bwrap" or not any(b"coqtop" in a for a in argv):
+            continue
+        pid = proc.name
+        for _ in range(6):
+            pid = parent(pid)
+            if pid in ("0", "1"):
+                break
+            if marker in read(pid, "environ").split(b"\0"):
+                found.append(" ".join(a.decode() for a in argv))
+                break
+    return found
+
+
 def test_coq_proofs_are_checked(stdio: Session) -> None:
     good = envelope(stdio.call("provers_check", GOOD))
     assert good["ok"] and good["payload"]["verdict"] == "proved", good
+    # Clients' statements are untrusted: the server's coqtop runs under bubblewrap.
+    assert _confined_coqtops(stdio.stderr.parent / "data"), "coqtop is not confined"
 
     wrong = envelope(stdio.call("provers_check", WRONG))
     assert wrong["ok"] is False and wrong["status"] == "failed"
