@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -31,7 +32,8 @@ SMALL = PolicyConfig(dim=32, hidden=64, updates=150)
 @pytest.fixture(scope="module")
 def env() -> Iterator[TextWorldExpress]:
     torch.set_num_threads(1)
-    with TextWorldExpress(games=["coin"], step_limit=20, verbose=True) as e:
+    e = TextWorldExpress(games=["coin"], step_limit=20, verbose=True)
+    with e:
         yield e
 
 
@@ -78,7 +80,7 @@ def test_each_variant_acts_with_admissible_actions_only(
 
 
 def test_save_and_load_give_the_same_choices(
-    policies: dict[str, Policy], steps: list[ExpertStep], tmp_path
+    policies: dict[str, Policy], steps: list[ExpertStep], tmp_path: Path
 ) -> None:
     for method, policy in policies.items():
         path = tmp_path / f"{method}.pt"
@@ -93,7 +95,7 @@ def test_save_and_load_give_the_same_choices(
 
 
 def test_a_corrupt_or_foreign_file_is_refused_with_a_clear_message(
-    policies: dict[str, Policy], tmp_path
+    policies: dict[str, Policy], tmp_path: Path
 ) -> None:
     good = tmp_path / "policy.pt"
     policies["il"].save(good)
@@ -183,7 +185,7 @@ def test_an_unknown_outcome_class_to_avoid_is_refused(steps: list[ExpertStep]) -
 
 
 def test_a_recurrent_history_policy_round_trips_and_reads_the_history(
-    steps: list[ExpertStep], tmp_path
+    steps: list[ExpertStep], tmp_path: Path
 ) -> None:
     config = PolicyConfig(dim=16, hidden=32, updates=40, history="gru", history_len=6)
     policy = train_policy(steps, "iwm", seed=0, config=config)
@@ -192,21 +194,22 @@ def test_a_recurrent_history_policy_round_trips_and_reads_the_history(
     loaded = Policy.load(path)
     assert loaded.config.history == "gru"
     probe = next(s for s in steps if 1 <= len(s.history) <= 2)
-    assert probe.admissible
+    admissible = probe.admissible
+    assert admissible
 
     def scores(first: str) -> list[float]:
         # three earlier steps; the first is older than the two latest observations
         early = [("look around", first), ("inventory", "Nothing."), ("inventory", "Nothing.")]
         history = [*early, *probe.history]
-        return loaded.scores(probe.instruction, probe.observation, history, probe.admissible)
+        return loaded.scores(probe.instruction, probe.observation, history, admissible)
 
-    args = (probe.instruction, probe.observation, probe.history, probe.admissible)
+    args = (probe.instruction, probe.observation, probe.history, admissible)
     assert loaded.scores(*args) == pytest.approx(policy.scores(*args))
     assert scores("You see a coin in the kitchen.") != pytest.approx(scores("Nothing."))
 
 
 def test_a_policy_file_from_before_the_recurrent_history_still_loads(
-    policies: dict[str, Policy], tmp_path
+    policies: dict[str, Policy], tmp_path: Path
 ) -> None:
     path = tmp_path / "old.pt"
     policies["il"].save(path)
