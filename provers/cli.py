@@ -364,11 +364,14 @@ def convert_lean(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``prove``, ``convert-lean``, ``prove-train`` and ``prove-draw`` to ``app``."""
+    """Add ``prove``, ``convert-lean``, ``lean-check``, ``prove-train`` and ``prove-draw`` to
+    ``app``."""
+    from lemmata.provers.lean.cli import register as register_lean
     from lemmata.provers.refine.cli import register as register_refine
     from lemmata.provers.refine.cli_draw import register as register_draw
 
     app.command("prove")(prove)
     app.command("convert-lean")(convert_lean)
+    register_lean(app)
     register_refine(app)
     register_draw(app)
