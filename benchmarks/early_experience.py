@@ -77,6 +77,8 @@ SETTINGS: dict[str, Setting] = {
     # and 53.5 / 25.0); IWM weight 0.3 58.5 / 24.5 and 55.0 / 20.0 (+3.0 / -1.8), weight 1
     # 57.5 / 21.5 (seed 0); SR avoiding failure 54.5 / 25.0 and 55.0 / 28.5 (+1.0 / +2.8),
     # avoiding stale and failure 55.0 / 24.0 and 54.5 / 27.0. Kept for all three methods.
+    # Test splits, run once (3 seeds, --jobs 3): IL 51.3 ± 0.6 / 23.7 ± 3.5, IWM +4.3 (55.7 ±
+    # 4.7) / -3.7 (20.0 ± 3.5), SR +1.3 (52.7 ± 2.1) / +2.0 (25.7 ± 3.5): still short of +5.
     "textworld-express": Setting(
         names=("coin", "mapreader", "twc", "cookingworld"),
         demos=40,
