@@ -54,11 +54,14 @@ def test_sandbox_reads_the_database_and_writes_only_its_output(gen, tmp_path):
 
 
 def test_sandbox_limits_are_outcomes(tmp_path):
+    # Each case leaves the other limits far away, so that a loaded machine (a slow start, CPU
+    # time accruing slowly) cannot make one limit's outcome another's.
     fast = SandboxLimits(cpu_s=2, wall_s=4, memory_mb=1024)
-    assert run_python("while True: pass", limits=fast).status == "cpu"
+    roomy = SandboxLimits(cpu_s=2, wall_s=300, memory_mb=1024)
+    assert run_python("while True: pass", limits=roomy).status == "cpu"
     assert run_python("import time; time.sleep(30)", limits=fast).status == "timeout"
-    assert run_python("x = bytearray(4 * 1024 ** 3)", limits=fast).status == "memory"
-    r = run_python("1 / 0", limits=fast)
+    assert run_python("x = bytearray(4 * 1024 ** 3)", limits=roomy).status == "memory"
+    r = run_python("1 / 0", limits=roomy)
     assert r.status == "error" and "ZeroDivisionError" in r.observation()
 
 
