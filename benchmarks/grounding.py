@@ -1,21 +1,25 @@
 """GUI grounding accuracy offline: each anchor alone and fused (the ablation), and seconds per
 query with OCR cached per image.
 
-    python benchmarks/grounding.py [--data DIR] [--n 60] [--seed 1000] [--json]
-    python benchmarks/grounding.py --calibrate [--seed 1] [--n 24]
+    python benchmarks/grounding.py [--data DIR] [--n 60] [--seed 1000] [--splits ...]
+                                   [--configs fused-old,fused-new] [--weights W] [--json]
+    python benchmarks/grounding.py --calibrate [--seed 1] [--n 24] --splits fontawesome,seen
 
 Without --data, screens are generated (headless Chromium, ScreenSpot-Pro format) from --seed;
 seeds 1000 and up were not used while the grounder was built (development used seeds 0-9).
 Printed per configuration: accuracy on text targets, icon targets, negative instructions (a
 correct abstention) and overall, by target size, and the median seconds per query once each
-screenshot's OCR is cached (OCR itself is timed per image, separately). Configurations:
-``ocr`` (text anchor alone), ``icons`` (icon anchor alone), ``fused`` (both, Consensus-SinglePeak,
-crop-and-zoom) and ``fused-no-zoom``. Targets: text >= 0.9, icons >= 0.6, negatives >= 0.8,
-<= 1 s per query at 1920 x 1080.
+screenshot's OCR is cached (OCR itself is timed per image, separately). Configurations
+(``--configs`` picks some, on a busy machine): ``ocr`` (text anchor alone), ``icons-old`` (the
+Font Awesome shape match alone), ``icons-new`` (the icon encoder alone), ``fused-old`` and
+``fused-new`` (OCR text with either, Consensus-SinglePeak, crop-and-zoom). Splits: screens whose
+icons are Font Awesome glyphs, from the seen sets (trained on), or from the unseen sets
+(:data:`~lemmata.gui.icon_library.HELD_OUT`, never trained or tuned on).
 
 --calibrate grounds a development set once with no threshold and sweeps the abstention
 threshold, printing accuracy at each value and the one that maximises the mean of the text,
-icon and negative accuracies (the grounder's DEFAULT_THRESHOLD comes from this).
+icon and negative accuracies, per split and over the splits together (the grounder's
+DEFAULT_THRESHOLD comes from the latter); it refuses the unseen split.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from lemmata.gui.icon_library import HELD_OUT
 
 SEEN_SETS = ("tabler", "mdi", "phosphor", "bootstrap")  # trained on, besides Font Awesome
 SPLITS = {"fontawesome": None, "seen": SEEN_SETS, "unseen": HELD_OUT}
+CONFIGS = ("ocr", "icons-old", "icons-new", "fused-old", "fused-new")
 
 
 def _data(args: argparse.Namespace, tmp: str, split: str) -> Path:
@@ -60,6 +65,26 @@ def _data(args: argparse.Namespace, tmp: str, split: str) -> Path:
     return out
 
 
+THRESHOLDS = [x / 100 for x in range(20, 91, 5)]
+
+
+def _sweep(rows: list[tuple[Any, float, bool]]) -> dict[str, Any]:
+    """Accuracy of text, icon and negative items at each threshold, and the best threshold (the
+    highest mean of the three)."""
+    sweep = []
+    for t in THRESHOLDS:
+        acc: dict[str, list[bool]] = {"text": [], "icon": [], "negative": []}
+        for it, score, inside in rows:
+            if it.negative:
+                acc["negative"].append(score < t)
+            else:
+                acc[it.ui_type].append(score >= t and inside)
+        shares = {k: sum(v) / len(v) for k, v in acc.items() if v}
+        sweep.append({"threshold": t, **shares, "mean": statistics.mean(shares.values())})
+    best = max(sweep, key=lambda r: r["mean"])
+    return {"sweep": sweep, "best": best}
+
+
 def _calibrate(items: list[Any], grounder: Grounder) -> dict[str, Any]:
     rows = []
     for k, it in enumerate(items):
@@ -72,18 +97,7 @@ def _calibrate(items: list[Any], grounder: Grounder) -> dict[str, Any]:
         )
         rows.append((it, g.score if g.point is not None else 0.0, inside))
         print(f"  grounded {k + 1}/{len(items)}", end="\r", file=sys.stderr)
-    sweep = []
-    for t in [x / 100 for x in range(30, 91, 5)]:
-        acc: dict[str, list[bool]] = {"text": [], "icon": [], "negative": []}
-        for it, score, inside in rows:
-            if it.negative:
-                acc["negative"].append(score < t)
-            else:
-                acc[it.ui_type].append(score >= t and inside)
-        shares = {k: sum(v) / len(v) for k, v in acc.items() if v}
-        sweep.append({"threshold": t, **shares, "mean": statistics.mean(shares.values())})
-    best = max(sweep, key=lambda r: r["mean"])
-    return {"sweep": sweep, "best": best}
+    return {**_sweep(rows), "rows": rows}
 
 
 def _run_split(
@@ -109,6 +123,7 @@ def _run_split(
         "fused-old": Grounder([text, old]),
         "fused-new": fused,
     }
+    configs = {k: v for k, v in configs.items() if k in args.configs}
     results: dict[str, Any] = {}
     for name, grounder in configs.items():
         times: list[float] = []
@@ -186,10 +201,20 @@ def main(argv: list[str] | None = None) -> int:
         help="icon-set splits of generated screens: fontawesome, seen, unseen (comma-separated)",
     )
     ap.add_argument("--weights", help="icon encoder weights (default: the shipped ones)")
+    ap.add_argument(
+        "--configs",
+        default=",".join(CONFIGS),
+        help="configurations to run (comma-separated; fused-new always runs), default: all",
+    )
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
+    args.configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    unknown = sorted(set(args.configs) - set(CONFIGS))
+    if unknown:
+        ap.error(f"--configs: unknown {unknown}; choose among {', '.join(CONFIGS)}")
+    args.configs.append("fused-new")
     bad = [s for s in splits if s not in SPLITS]
     if bad or not splits:
         ap.error(f"--splits: unknown {bad}; choose among {', '.join(SPLITS)}")
@@ -210,6 +235,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="grounding-bench-") as tmp:
         for split in splits:
             out[split] = _run_split(args, tmp, split, anchors)
+    if args.calibrate:
+        if len(out) > 1:  # the splits together: one threshold serves every screen
+            every = [r for res in out.values() for r in res["calibration"]["rows"]]
+            out["all"] = {"calibration": _sweep(every)}
+        for res in out.values():
+            res["calibration"].pop("rows", None)
     if args.json:
         print(json.dumps(out))
         return 0
@@ -230,21 +261,17 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "\nsummary (fused = OCR text + icon anchor; old = Font Awesome shape match, new = icon encoder)"
     )
-    print(
-        f"{'split':12}{'row':10}{'fused-old':>11}{'fused-new':>11}{'icons-old':>11}{'icons-new':>11}"
-    )
+    shown = [n for n in ("fused-old", "fused-new", "icons-old", "icons-new") if n in args.configs]
+    print(f"{'split':12}{'row':10}" + "".join(f"{n:>11}" for n in shown))
     for split, summary in out.items():
         r = summary["configs"]
         for row in ("text", "icon", "negative"):
-            vals = [r[n][row] for n in ("fused-old", "fused-new", "icons-old", "icons-new")]
+            vals = [r[n][row] for n in shown]
             print(
                 f"{split:12}{row:10}"
                 + "".join(f"{'-' if v is None else f'{v:.3f}':>11}" for v in vals)
             )
-        vals = [
-            r[n]["seconds_per_query_1920x1080_median"]
-            for n in ("fused-old", "fused-new", "icons-old", "icons-new")
-        ]
+        vals = [r[n]["seconds_per_query_1920x1080_median"] for n in shown]
         print(
             f"{split:12}{'s/q 1080p':10}"
             + "".join(f"{'-' if v is None else f'{v:.3f}':>11}" for v in vals)

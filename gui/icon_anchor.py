@@ -2,10 +2,13 @@
 (:mod:`~lemmata.gui.icon_model`), scored against the instruction's meaning in the text space.
 
 Two steps, image to concept and concept to instruction. The encoder gives each element a
-distribution over the functional concepts of ``data/icon_concepts.json`` (a softmax of its
-similarity to each concept's text in the shared space, at the encoder's learned temperature);
-MiniLM compares the instruction with each concept's text (name, gloss, other names), mapping the
-cosine from ``MATCH_LOW`` (no match) to ``MATCH_HIGH`` (sure). The element's score is
+distribution over the functional concepts of ``data/icon_concepts.json``: a softmax of its
+similarity to each concept's text in the shared space, at the encoder's learned temperature,
+mixed half and half with a softmax of its similarity to each concept's prototype (the mean
+embedding of that concept's glyphs in the training sets, shipped with the weights). MiniLM
+compares the instruction with each concept's text (name, gloss, other names), mapping the
+cosine from ``MATCH_LOW`` (no match) to ``MATCH_HIGH`` (sure), and giving the concepts the
+instruction comes nearest at least ``RELATIVE`` (:func:`concept_match`). The element's score is
 ``INFERRED x`` the expected match under its distribution: high only when the element looks like
 a concept the instruction asks for, so "the rocket icon" finds nothing on a screen without one.
 (Scoring the instruction's vector against the image directly was measured weaker on the
@@ -37,7 +40,14 @@ if TYPE_CHECKING:
 __all__ = ["EncodedIconAnchor"]
 
 MATCH_LOW, MATCH_HIGH = 0.35, 0.65  # MiniLM cosine of instruction and concept text: none, sure
+# the concepts an instruction comes nearest: functional wordings sit at low cosines from every
+# concept text ("see the time" ~ clock 0.38), so nearness counts beside the cosine itself
+RELATIVE, RELATIVE_MARGIN, RELATIVE_FLOOR = 0.75, 0.03, 0.25
 SHARPEN = 3.0  # the learned temperature spreads a crop over near concepts; a screen needs one
+# share of the prototype reading (nearest mean embedding of the seen sets' glyphs of a concept)
+# in a crop's distribution over concepts, the rest from the concept texts: 0.5 was best of
+# 0.3 / 0.5 / 0.7 classifying each seen set's glyphs with prototypes from the other seen sets
+PROTOTYPE_WEIGHT = 0.5
 
 
 class EncodedIconAnchor(IconAnchor):
@@ -61,6 +71,7 @@ class EncodedIconAnchor(IconAnchor):
             self.inactive = "no icon encoder given"
         self._queries: dict[str, np.ndarray] = {}
         self._concepts: tuple[list[str], np.ndarray, np.ndarray] | None = None
+        self._protos: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def load(
@@ -107,6 +118,23 @@ class EncodedIconAnchor(IconAnchor):
             self._concepts = (names, raw, self.encoder.texts(raw))
         return self._concepts
 
+    def _prototypes(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The encoder's prototypes in the order of the functional concepts, and which exist."""
+        if self._protos is None:
+            assert self.encoder is not None
+            if self.encoder.prototypes is None or not len(self.encoder.prototypes[0]):
+                self._protos = (np.zeros(0), np.zeros(0, bool))
+            else:
+                names = self._concept_vectors()[0]
+                at = {c: i for i, c in enumerate(self.encoder.prototypes[0])}
+                vecs = np.zeros((len(names), self.encoder.prototypes[1].shape[1]), np.float32)
+                has = np.array([c in at for c in names])
+                for i, c in enumerate(names):
+                    if c in at:
+                        vecs[i] = self.encoder.prototypes[1][at[c]]
+                self._protos = (vecs, has)
+        return self._protos if self._protos[1].any() else None
+
     # -- image side ----------------------------------------------------------------------------
 
     def _encoded(self, screen: Screen) -> tuple[list[Any], np.ndarray, np.ndarray]:
@@ -132,15 +160,17 @@ class EncodedIconAnchor(IconAnchor):
         _, raw_c, shared_c = self._concept_vectors()
         assert self.encoder is not None
         scale = SHARPEN * float(self.encoder.net.logit_scale.detach().exp().clamp(max=100))
-        logits = scale * (emb @ shared_c.T)  # elements x concepts
-        logits -= logits.max(axis=1, keepdims=True)
-        probs = np.exp(logits)
-        probs /= probs.sum(axis=1, keepdims=True)
+        probs = _softmax(scale * (emb @ shared_c.T))  # elements x concepts
+        protos = self._prototypes()
+        if protos is not None:
+            probs = (1 - PROTOTYPE_WEIGHT) * probs + PROTOTYPE_WEIGHT * _softmax(
+                np.where(protos[1], scale * (emb @ protos[0].T), -np.inf)
+            )
         best = np.zeros(len(elements), np.float32)
         for text in texts:
             raw_q = self._query_vector(text)[0]
             raw_q = raw_q / max(float(np.linalg.norm(raw_q)), 1e-9)
-            match = np.clip((raw_c @ raw_q - MATCH_LOW) / (MATCH_HIGH - MATCH_LOW), 0.0, 1.0)
+            match = concept_match(raw_c @ raw_q)
             best = np.maximum(best, (INFERRED * (probs @ match)).astype(np.float32))
         best[~ok] = 0.0
         return elements, best
@@ -159,6 +189,28 @@ class EncodedIconAnchor(IconAnchor):
                 out.append(Candidate(e.box, float(s), texts[0], self.name, "icon"))
         out.sort(key=lambda c: -c.score)
         return _suppress(out)[:50]
+
+
+def concept_match(cos: np.ndarray) -> np.ndarray:
+    """How surely an instruction asks for each concept, from the MiniLM cosines of the
+    instruction with each concept's text: the cosine mapped from ``MATCH_LOW`` to
+    ``MATCH_HIGH``, or ``RELATIVE`` for the concepts the instruction comes closest to (within
+    ``RELATIVE_MARGIN`` of the best, and above ``RELATIVE_FLOOR``): "like this post" is nearest
+    the concept "like" at a cosine of only 0.29."""
+    absolute = np.clip((cos - MATCH_LOW) / (MATCH_HIGH - MATCH_LOW), 0.0, 1.0)
+    if not len(cos):
+        return absolute
+    near = (cos >= cos.max() - RELATIVE_MARGIN) & (cos >= RELATIVE_FLOOR)
+    out: np.ndarray = np.maximum(absolute, np.where(near, RELATIVE, 0.0))
+    return out
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax; -inf entries get zero."""
+    z = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    out: np.ndarray = e / e.sum(axis=1, keepdims=True)
+    return out
 
 
 def query_texts(query: Query) -> list[str]:

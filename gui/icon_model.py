@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,9 +104,17 @@ class IconEncoder:
     """The trained encoder: :meth:`images` for crops' ink squares, :meth:`texts` for MiniLM
     vectors; both unit vectors in one space, so their dot product scores an icon for a text."""
 
-    def __init__(self, net: Any, meta: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        net: Any,
+        meta: dict[str, Any] | None = None,
+        prototypes: tuple[list[str], np.ndarray] | None = None,
+    ) -> None:
         self.net = net.eval()
         self.meta = meta or {}
+        # (concepts, unit vectors): the mean image embedding of each functional concept's
+        # training glyphs, a second reading of a crop beside the concept texts
+        self.prototypes = prototypes
 
     def images(self, squares: np.ndarray) -> np.ndarray:
         """(N, INPUT, INPUT) float ink in [0, 1] -> (N, dim) unit vectors."""
@@ -137,7 +145,14 @@ class IconEncoder:
         }
         path.parent.mkdir(parents=True, exist_ok=True)
         part = path.with_suffix(".part")
-        torch.save({"format": FORMAT, "state": state, "meta": self.meta}, part)
+        blob: dict[str, Any] = {"format": FORMAT, "state": state, "meta": self.meta}
+        if self.prototypes is not None:
+            names, vectors = self.prototypes
+            blob["prototypes"] = {
+                "concepts": list(names),
+                "vectors": torch.from_numpy(np.asarray(vectors, np.float32)).half(),
+            }
+        torch.save(blob, part)
         part.replace(path)
 
 
@@ -166,7 +181,14 @@ def load_encoder(path: Path | None = None) -> IconEncoder:
         )
     except (RuntimeError, KeyError) as exc:
         raise IconModelError(f"{path} does not fit the icon encoder ({exc}): {fix}") from exc
-    return IconEncoder(net, meta)
+    protos = blob.get("prototypes")
+    prototypes = None
+    if isinstance(protos, dict) and "concepts" in protos and "vectors" in protos:
+        vectors = protos["vectors"].float().numpy()
+        if vectors.shape != (len(protos["concepts"]), net.head.out_features):
+            raise IconModelError(f"{path} holds prototypes of the wrong shape: {fix}")
+        prototypes = (list(protos["concepts"]), vectors)
+    return IconEncoder(net, meta, prototypes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,6 +253,11 @@ class TrainConfig:
     threads: int = 1  # on a shared 2-core machine two threads stall each other (5x slower)
     multi_set_share: float = 0.7  # share of a batch's concepts drawn among those in >= 2 sets
     time_limit_s: float = 25 * 60  # the schedule ends at this time even if steps remain
+    # share of a batch's concepts drawn among the focus concepts (the functional ones the icon
+    # anchor scores): among 12,000 names they would otherwise turn up once in a hundred batches
+    focus_share: float = 0.4
+    checkpoint: Path | None = None  # written every ``checkpoint_every_s`` while training
+    checkpoint_every_s: float = 300.0
 
 
 def augment(base: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -250,6 +277,13 @@ def augment(base: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     thin = -F.max_pool2d(-x, 3, 1, 1)
     x = torch.where((r < 0.2)[:, None, None, None], thick, x)
     x = torch.where((r > 0.85)[:, None, None, None], torch.maximum(thin, 0.5 * x), x)
+    # heavier strokes (bold sets, small icons drawn thick) and soft edges (blurry screenshots)
+    r = rand(b)
+    x = torch.where((r < 0.1)[:, None, None, None], F.max_pool2d(x, 5, 1, 2), x)
+    blur = F.conv2d(x, _gauss(1.2).to(x.dtype), padding=2)
+    x = torch.where(
+        (r > 0.8)[:, None, None, None], blur / blur.amax((2, 3), keepdim=True).clamp(min=1e-3), x
+    )
     # small shift and scale inside the box (detected boxes are not cut to the ink)
     theta = torch.zeros(b, 2, 3)
     s = 1.0 + 0.15 * (rand(b) - 0.3)
@@ -285,15 +319,26 @@ def augment(base: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     return out.clamp(0, 1) ** gamma
 
 
+def _gauss(sigma: float) -> torch.Tensor:
+    """A (1, 1, 5, 5) Gaussian kernel summing to one."""
+    import torch
+
+    g = torch.exp(-((torch.arange(5) - 2.0) ** 2) / (2 * sigma**2))
+    k = g[:, None] * g[None, :]
+    return (k / k.sum())[None, None]
+
+
 def train(
     library: Library,
     text_vectors: np.ndarray,
     config: TrainConfig | None = None,
     *,
+    focus: Iterable[str] = (),
     progress: Callable[[int, float, float], None] | None = None,
 ) -> IconEncoder:
     """Train an encoder on ``library`` (its images and concepts); ``text_vectors`` holds one
-    MiniLM vector per distinct concept, in the order of ``sorted(set(library.concepts))``."""
+    MiniLM vector per distinct concept, in the order of ``sorted(set(library.concepts))``.
+    ``focus`` names concepts drawn into every batch (``config.focus_share`` of it)."""
     import torch
     from torch.nn import functional as F
 
@@ -312,16 +357,33 @@ def train(
     for i, (c, s) in enumerate(zip(library.concepts, library.sets, strict=True)):
         members[cid[c]].append(i)
         sets_of[cid[c]].add(s)
-    multi = np.array([i for i, s in enumerate(sets_of) if len(s) >= 2])
-    single = np.array([i for i, s in enumerate(sets_of) if len(s) < 2])
+    focused = np.array(sorted({cid[c] for c in focus if c in cid}), dtype=int)
+    rest = set(range(len(names))) - set(focused.tolist())
+    multi = np.array([i for i in sorted(rest) if len(sets_of[i]) >= 2], dtype=int)
+    single = np.array([i for i in sorted(rest) if len(sets_of[i]) < 2], dtype=int)
     images = torch.from_numpy(library.images.astype(np.float32) / 255.0)[:, None]
     texts = torch.from_numpy(np.asarray(text_vectors, dtype=np.float32))
     net = _net(texts.shape[1], cfg.width)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     k = min(cfg.concepts_per_batch, len(names))
     started = time.monotonic()
+    saved = started
     net.train()
     step = 0
+
+    def snapshot() -> IconEncoder:
+        meta = {
+            "dim": int(texts.shape[1]),
+            "width": cfg.width,
+            "steps": step,
+            "sets": sorted(set(library.sets)),
+            "concepts": len(names),
+            "focus_concepts": len(focused),
+            "glyphs": len(library.concepts),
+            "seconds": round(time.monotonic() - started, 1),
+        }
+        return IconEncoder(net, meta)
+
     while True:
         # progress is steps or time, whichever runs out first: on a busy machine the learning
         # rate still anneals to zero by the time limit (warm-up 5 %, then a cosine)
@@ -331,13 +393,14 @@ def train(
         lr = cfg.lr * (p / 0.05 if p < 0.05 else 0.5 * (1 + math.cos(math.pi * (p - 0.05) / 0.95)))
         for group in opt.param_groups:
             group["lr"] = lr
-        n_multi = min(len(multi), int(round(k * cfg.multi_set_share))) if len(multi) else 0
+        n_focus = min(len(focused), int(round(k * cfg.focus_share)))
+        n_multi = min(len(multi), int(round((k - n_focus) * cfg.multi_set_share)))
+        n_single = min(len(single), k - n_focus - n_multi)
         chosen = np.concatenate(
             [
-                rng.choice(multi, n_multi, replace=False) if n_multi else np.zeros(0, int),
-                rng.choice(single, min(len(single), k - n_multi), replace=False)
-                if len(single)
-                else np.zeros(0, int),
+                rng.choice(focused, n_focus, replace=False),
+                rng.choice(multi, n_multi, replace=False),
+                rng.choice(single, n_single, replace=False),
             ]
         ).astype(int)
         if len(chosen) < 2:
@@ -370,13 +433,9 @@ def train(
         step += 1
         if progress is not None and step % 50 == 1:
             progress(step, float(loss.detach()), time.monotonic() - started)
-    meta = {
-        "dim": int(texts.shape[1]),
-        "width": cfg.width,
-        "steps": step,
-        "sets": sorted(set(library.sets)),
-        "concepts": len(names),
-        "glyphs": len(library.concepts),
-        "seconds": round(time.monotonic() - started, 1),
-    }
-    return IconEncoder(net, meta)
+        if cfg.checkpoint is not None and time.monotonic() - saved >= cfg.checkpoint_every_s:
+            net.eval()
+            snapshot().save(Path(cfg.checkpoint))
+            net.train()
+            saved = time.monotonic()
+    return snapshot()

@@ -18,7 +18,7 @@ import numpy as np
 from lemmata.gui.icon_library import HELD_OUT, SETS, Library, build_library, concepts, icon_text
 from lemmata.gui.icon_model import WEIGHTS, IconEncoder, TrainConfig, augment, train
 
-__all__ = ["concept_vectors", "train_icons", "zero_shot"]
+__all__ = ["concept_vectors", "prototypes", "train_icons", "zero_shot"]
 
 
 def concept_vectors(embedder: Any, texts: list[str], cache: Path | None = None) -> np.ndarray:
@@ -35,6 +35,27 @@ def concept_vectors(embedder: Any, texts: list[str], cache: Path | None = None) 
         path.parent.mkdir(parents=True, exist_ok=True)
         np.save(path, vecs)
     return vecs
+
+
+def prototypes(
+    encoder: IconEncoder, library: Library, names: list[str], *, views: int = 4, seed: int = 0
+) -> tuple[list[str], np.ndarray]:
+    """Each of ``names`` (concepts) with a glyph in ``library``: the mean embedding of its
+    glyphs, each degraded ``views`` times as in training, as a unit vector."""
+    import torch
+
+    keep = np.array([c in set(names) for c in library.concepts])
+    if not keep.any():
+        return [], np.zeros((0, encoder.net.head.out_features), np.float32)
+    sub = library.subset(keep)
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.from_numpy(sub.images.astype(np.float32) / 255.0)[:, None]
+    emb = np.mean([encoder.images(augment(x, gen)[:, 0].numpy()) for _ in range(views)], axis=0)
+    found = [c for c in names if c in set(sub.concepts)]
+    of = np.array(sub.concepts)
+    vecs = np.stack([emb[of == c].mean(0) for c in found]).astype(np.float32)
+    vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
+    return found, vecs
 
 
 def zero_shot(
@@ -84,6 +105,9 @@ def train_icons(
         raise ValueError(f"every set is held out ({', '.join(held_out)}): nothing to train on")
     names = sorted(set(seen.concepts))
     text_of = dict(zip(seen.concepts, seen.texts, strict=True))
+    # the functional concepts train on the very text the icon anchor scores them with
+    table = concepts()
+    text_of.update({c: icon_text(c, table.names[c], table=table) for c in table.gloss})
     vectors = concept_vectors(embedder, [text_of[c] for c in names], Path(cache_dir))
     say(
         f"training on {len(seen.concepts)} glyphs, {len(names)} concepts of {sorted(set(seen.sets))}"
@@ -92,8 +116,10 @@ def train_icons(
         seen,
         vectors,
         config,
+        focus=sorted(table.gloss),
         progress=lambda step, loss, s: say(f"step {step}: loss {loss:.3f} ({s:.0f} s)"),
     )
+    encoder.prototypes = prototypes(encoder, seen, sorted(table.gloss))
     encoder.meta["held_out"] = list(held_out)
     encoder.meta["licences"] = seen.licences
     encoder.save(Path(out))

@@ -101,3 +101,15 @@ def test_elements_without_ink_give_no_candidates(tmp_path: Path) -> None:
     blank = Screen(Image.new("RGB", (400, 200), "white"))
     assert anchor.candidates(blank, parse_instruction("open the settings")) == []
     assert np.asarray(anchor.heatmap(blank, "open the settings")).max() == 0
+
+
+def test_an_instruction_matches_the_concepts_it_comes_nearest() -> None:
+    from lemmata.gui.icon_anchor import RELATIVE, concept_match
+
+    # "like this post": nearest "like" at a low cosine, still asked for; far concepts are not
+    match = concept_match(np.array([0.29, 0.275, 0.10, 0.20]))
+    assert match[0] == RELATIVE and match[1] == RELATIVE
+    assert match[2] == 0.0 and match[3] == 0.0
+    # a close cosine is a sure match whatever the others; nothing near is nothing asked for
+    assert concept_match(np.array([0.8, 0.79]))[0] == 1.0
+    assert concept_match(np.array([0.2, 0.1])).max() == 0.0

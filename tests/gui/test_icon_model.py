@@ -63,6 +63,34 @@ def test_training_brings_each_glyph_to_its_concept_text(tiny: tuple, tmp_path: P
     squares = np.stack([ink_square(s) for s in squares])
     assert np.allclose(loaded.images(squares), encoder.images(squares), atol=0.02)
     assert path.stat().st_size < 3_000_000
+    assert loaded.prototypes is None  # none were computed for this one
+
+
+def test_prototypes_classify_degraded_glyphs_and_travel_with_the_weights(
+    tiny: tuple, tmp_path: Path
+) -> None:
+    import torch
+
+    from lemmata.gui.icon_train import prototypes
+
+    lib, names, vectors = tiny
+    encoder = train(lib, vectors, TrainConfig(steps=60, concepts_per_batch=4, lr=3e-3))
+    found, protos = prototypes(encoder, lib, [*names, "not-in-the-library"])
+    assert found == names and protos.shape == (len(names), encoder.net.head.out_features)
+    assert np.allclose(np.linalg.norm(protos, axis=1), 1.0, atol=1e-4)
+    x = augment(
+        torch.from_numpy(np.repeat(lib.images, 4, axis=0).astype(np.float32) / 255)[:, None],
+        torch.Generator().manual_seed(11),
+    )
+    pred = (encoder.images(x[:, 0].numpy()) @ protos.T).argmax(1)
+    truth = np.repeat([names.index(c) for c in lib.concepts], 4)
+    assert (pred == truth).mean() >= 0.75
+    encoder.prototypes = (found, protos)
+    path = tmp_path / "enc.pt"
+    encoder.save(path)
+    loaded = load_encoder(path)
+    assert loaded.prototypes is not None and loaded.prototypes[0] == names
+    assert np.allclose(loaded.prototypes[1], protos, atol=0.01)
 
 
 def test_training_refuses_mismatched_text_vectors(tiny: tuple) -> None:
@@ -98,6 +126,11 @@ def test_crops_are_read_in_either_polarity() -> None:
 
 
 def test_the_shipped_encoder_loads() -> None:
+    from lemmata.gui.icon_library import concepts
+
     encoder = load_encoder()
     assert set(encoder.meta["held_out"]) >= {"lucide", "feather"}
     assert not set(encoder.meta["sets"]) & set(encoder.meta["held_out"])
+    # prototypes of the functional concepts, from the training sets only
+    assert encoder.prototypes is not None
+    assert set(encoder.prototypes[0]) == set(concepts().gloss)
