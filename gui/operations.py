@@ -186,6 +186,11 @@ def _extract_act(text: str) -> dict[str, Any] | None:
         "In shot.png, find the search field.",
         "Ground 'close the dialog' on screen.jpg",
         "Which element of login.png is the password input?",
+        "Where is the Send button on mail.png?",
+        "Locate the search bar in the screenshot home.jpg.",
+        "Show me where to click to open the menu in app.png.",
+        "I need the position of the close icon on popup.png.",
+        "Here's a screenshot, shot.png: which element is the login link?",
     ),
     extract=_extract_ground,
 )
@@ -224,6 +229,11 @@ def ground(args: GroundInput, ctx: OperationContext) -> GroundOutput | Outcome:
         "On form.html click the Submit button.",
         "Open page.html and press Save.",
         'In settings.html type "alice" into the user name field.',
+        "Click Sign in on login.html.",
+        "Type 'hello' into the search box on index.html.",
+        "Go to settings.html and tick the newsletter checkbox.",
+        "Enter 42 in the age field of form.html.",
+        "Press the Next button in wizard.html.",
     ),
     extract=_extract_act,
 )

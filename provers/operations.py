@@ -167,6 +167,10 @@ def _method_named(text: str) -> str | None:
         "Check this Coq proof: Theorem t : 2 + 2 = 4. Proof. reflexivity. Qed.",
         "Does this Lean proof go through? theorem t : 1 + 1 = 2 := by norm_num",
         "Verify my proof of Lemma plus_0 : forall n, n + 0 = n. Proof. induction n; auto. Qed.",
+        "Is this proof correct? Lemma l : 1 + 1 = 2. Proof. reflexivity. Qed.",
+        "Run this through Coq: Theorem t : True. Proof. exact I. Qed.",
+        "```coq\nLemma id : forall P : Prop, P -> P.\nProof. auto. Qed.\n```\nDoes it compile?",
+        "Here is my Lean proof, tell me if it checks: theorem t : 2 + 2 = 4 := by decide",
     ),
     extract=_extract_check,
 )
@@ -191,6 +195,12 @@ def check(args: CheckInput, ctx: OperationContext) -> ProofOutput | Outcome:
         "Show sum_{k=0}^{n} k = n(n+1)/2",
         "Find a proof of this Lean theorem: theorem t (n : ℕ) : n * 1 = n :=",
         "Prove that the square root of two is irrational.",
+        "Find a Coq proof for: forall n : nat, n * 0 = 0",
+        "Prove this lemma: Lemma l : forall a b : nat, a + b = b + a.",
+        "Can you prove in Lean 4 that theorem t (a : \u2115) : a + 0 = a :=",
+        "Prove the identity sum_{k=0}^{n} binomial(n,k) = 2^n with the WZ method.",
+        "Use the tactic portfolio on Theorem t : forall n : nat, n - n = 0.",
+        "Show that the sum of k for k from 1 to n equals n(n+1)/2.",
     ),
     extract=_extract_prove,
 )

@@ -86,6 +86,12 @@ def _extract(text: str) -> dict[str, Any] | None:
         "What insights are in data/clinic.db?",
         "Research the CSV files in the folder data/sales/",
         "Analyse hospital.sqlite for patient_id=42",
+        "Look for patterns in the CSV files in the folder logs/2024.",
+        "Analyse the data in exports/customers (CSV dumps) and report anything odd.",
+        "Investigate orders.db, especially region=north.",
+        "Poke around the SQLite file finance.sqlite3 and tell me what you find.",
+        "What trends are there in the parquet tables under lake/sales/?",
+        "Give me an exploratory report on the dataset in data/traffic.",
     ),
     extract=_extract,
 )

@@ -115,3 +115,93 @@ def test_plain_questions_go_to_memory_only_when_memory_knows(router) -> None:
 def test_empty_task(router) -> None:
     route = router.route("   ")
     assert route.declined and "empty" in route.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # the note after a separator, the asking before it
+        (
+            "Put this in your memory - the dog's vet is Dr. Silva.",
+            "memory_remember",
+            {"text": "the dog's vet is Dr. Silva"},
+        ),
+        # the subject after the verb, the reason after a comma left out
+        (
+            "You may erase what you have about my old gym, I cancelled it.",
+            "memory_forget",
+            {"about": "my old gym"},
+        ),
+        # a folder of data files named only by its path
+        (
+            "Explore metrics/2024 (parquet dumps) please",
+            "research_research",
+            {"source": "metrics/2024"},
+        ),
+    ],
+)
+def test_requests_no_extractor_expected_route_by_their_nearest_examples(
+    router, text, operation, args
+) -> None:
+    route = router.route(text)
+    assert route.operation == operation, route.reason
+    assert "examples" in route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
+def test_a_memory_cue_on_a_request_no_operation_serves_is_declined(router) -> None:
+    # "remember" asks for memory in words, but the request is nearest to what no one serves
+    assert router.route("Remind me next Tuesday at 9 to renew my passport.", evidence=0.1).declined
+    # with memory matching it well, a plain question still goes to memory
+    route = router.route("Do you remember when my passport expires?", evidence=0.7)
+    assert route.operation == "memory_recall"
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # code marked with backticks
+        (
+            "Does Coq accept `Lemma t : 1 + 1 = 2.` with `Proof. reflexivity. Qed.`?",
+            "provers_check",
+            {"statement": "Lemma t : 1 + 1 = 2.", "proof": "Proof. reflexivity. Qed."},
+        ),
+        (
+            "Please find a WZ proof of this:\n```\nSum(binomial(n, k), (k, 0, n)) = 2**n\n```",
+            "provers_prove",
+            {"statement": "Sum(binomial(n, k), (k, 0, n)) = 2**n", "method": "wz"},
+        ),
+        # the method named in words
+        (
+            "auto-prove Theorem t : forall n : nat, n * 1 = n.",
+            "provers_prove",
+            {"method": "auto"},
+        ),
+        # an entity with no word before it
+        (
+            "Research region=north in orders.db.",
+            "research_research",
+            {"source": "orders.db", "entity": "region=north"},
+        ),
+        # text to type without quotes
+        (
+            "on signup.html type 1987 into the birth year field",
+            "gui_act",
+            {"action": "type", "text": "1987", "instruction": "birth year field"},
+        ),
+        # a sentence that only says where the screenshot is
+        (
+            "I attached board.png. Where do I click to add a card?",
+            "gui_ground",
+            {"image": "board.png", "instruction": "Where do I click to add a card"},
+        ),
+    ],
+)
+def test_arguments_are_read_around_code_marks_and_loose_phrasing(
+    router, text, operation, args
+) -> None:
+    route = router.route(text)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
