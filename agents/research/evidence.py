@@ -28,6 +28,7 @@ __all__ = [
     "row_value_sql",
     "share_sql",
     "skew_sql",
+    "spearman_sql",
 ]
 
 
@@ -66,12 +67,31 @@ def skew_sql(table: str, expr: str, where: Sequence[str] = ()) -> str:
     )
 
 
+_PEARSON = (
+    "m AS (SELECT AVG(x) AS mx, AVG(y) AS my FROM s) "
+    "SELECT SUM((x - mx) * (y - my)) / sqrt(SUM((x - mx) * (x - mx)) * "
+    "SUM((y - my) * (y - my))) FROM s, m"
+)
+
+
 def pearson_sql(table: str, x: str, y: str, where: Sequence[str] = ()) -> str:
     return (
         f"WITH s AS (SELECT 1.0 * {x} AS x, 1.0 * {y} AS y FROM {quote_ident(table)}"
-        f"{_where(where)}), m AS (SELECT AVG(x) AS mx, AVG(y) AS my FROM s) "
-        "SELECT SUM((x - mx) * (y - my)) / sqrt(SUM((x - mx) * (x - mx)) * "
-        "SUM((y - my) * (y - my))) FROM s, m"
+        f"{_where(where)}), {_PEARSON}"
+    )
+
+
+def spearman_sql(table: str, x: str, y: str, where: Sequence[str] = ()) -> str:
+    """Spearman's rho: Pearson r of the ranks, tied values given their mean rank (what
+    ``scipy.stats.spearmanr`` computes). Needs SQLite's window functions (3.25)."""
+
+    def rank(v: str) -> str:
+        return f"RANK() OVER (ORDER BY {v}) + (COUNT(*) OVER (PARTITION BY {v}) - 1) / 2.0"
+
+    return (
+        f"WITH v AS (SELECT 1.0 * {x} AS x, 1.0 * {y} AS y FROM {quote_ident(table)}"
+        f"{_where(where)}), s AS (SELECT {rank('x')} AS x, {rank('y')} AS y FROM v), "
+        f"{_PEARSON}"
     )
 
 

@@ -12,12 +12,16 @@ kind               confirmed when
 =================  ==========================================================================
 distribution       \\|skewness\\| >= 1 without the outlying rows (\\|robust z\\| >= 7), n >= 50
 share              one level holds >= max(0.3, 1.3/k) of the rows, chi-square p < 1e-6
-group_difference   one level's mean differs from the rest: Welch p < 1e-6, \\|Cohen's d\\| >= 0.3
+group_difference   one level's mean differs from the rest: Welch p < 1e-6, \\|Cohen's d\\| >= 0.3;
+                   or, where another grouping explains >= 30% of the variance (a field
+                   trial's sites), within its blocks: p < alpha / k (k levels), \\|d\\| >= 0.5;
+                   a date column with 2-7 values is a grouping too
 relationship       the same test across a link (child values grouped by a parent column, or
-                   the number of child rows per parent)
-correlation        \\|Pearson r\\| >= 0.05, p < 1e-6, n >= 30 (also with a categorical column that
-                   is a scale of 3-10 consecutive integers, a rating); not when, with each month's
-                   mean taken out, \\|r\\| falls below 0.25 and half of itself (both follow time)
+                   the number of child rows per parent), p < 1e-6
+correlation        \\|r\\| >= 0.05, p < 1e-6, n >= 30: Pearson, or Spearman where a column is
+                   skewed (\\|skewness\\| >= 1) or a scale of 3-10 consecutive integers (a
+                   rating); not when, with each month's mean taken out, \\|r\\| falls below 0.25
+                   and half of itself (both follow time)
 trend              monthly means fit a line (p < alpha, R^2 >= 0.3) at least as well as the best
                    step
 change             the best step leaves <= 0.8 of a line's squared error, Welch p < alpha / s
@@ -30,12 +34,13 @@ outlier            rows (at most 5) with \\|robust z\\| >= 5.5 (on the log scale
 For trends and changes, ``alpha`` is 0.05 over the number of hypotheses of that kind the
 database offers (Bonferroni: at most a 5% chance of one false finding of the kind in a
 database of noise), so a database with a few short series is held to the bar its hypotheses
-need rather than a fixed one (which missed clear trends over a dozen quarters). Without counted
-hypotheses (a test run on its own) the fixed bars hold: 1e-4 for trends, 1e-8 for changes in
-monthly means of events and 1e-6 for a series. Correlations, group differences and
-relationships keep their fixed bars: the same bar for correlations added a false finding on
-null databases (the rows of one parent are not independent either, and a looser bar reported
-noise across links).
+need rather than a fixed one (which missed clear trends over a dozen quarters); for a group
+difference within blocks it is 0.01 over the group hypotheses and the levels compared.
+Without counted hypotheses (a test run on its own) the fixed bars hold: 1e-4 for trends, 1e-8
+for changes in monthly means of events and 1e-6 for a series. Correlations, plain group
+differences and relationships keep their fixed bars: a Bonferroni bar for them (at 5%, and
+at 1% with \\|r\\| >= 0.2 for correlations) added false findings on null databases (the rows
+of one parent are not independent either, and a looser bar reported noise across links).
 
 A hypothesis that names a table, column or link the survey does not hold (a model's proposal
 can) is answered with an observation; so is what the data makes impossible to test (too few
@@ -53,6 +58,9 @@ from lemmata.agents.research.types import Hypothesis
 from lemmata.environments.database import Database
 
 __all__ = ["Explorer", "Outcome", "parse_entity"]
+
+#: The most distinct values of a date column compared as groups (fewer than a trend needs).
+FEW_PERIODS = 7
 
 _PRIOR = {
     "group_difference": 0.6,
@@ -111,10 +119,13 @@ class Explorer:
             def add(kind: str, cols: list[str], _t: str = t.name) -> None:
                 out.append(Hypothesis(kind=kind, table=_t, columns=cols))  # type: ignore[arg-type]
 
+            # A date with a handful of values (two seasons of a field trial) is too short for
+            # a trend; its values are groups to compare.
+            few = [d for d in dates if 2 <= t.columns[d].distinct <= FEW_PERIODS]
             for n in nums:
                 add("distribution", [n])
                 add("outlier", [n])
-                for c in cats:
+                for c in cats + few:
                     add("group_difference", [n, c])
                 for d in dates:
                     add("trend", [n, d])

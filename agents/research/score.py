@@ -4,6 +4,9 @@ The deterministic scorer matches an insight to a checklist item when the kind is
 table is the same, the item's columns and entities are among the insight's (names compared
 without case or table prefixes, numbers by value), the directions agree where the item has
 one, and the values agree within the item's tolerance. Each insight matches one item at most.
+A difference between the two levels of a two-level column may be told from either level:
+"lower where sex = M" matches an item "higher where sex = F" (and the item's value is then
+compared with the other level's mean), for every source alike (generated and real data).
 Free-text items (DDR-Bench) match when the answer's words appear in an insight's statement,
 or by the verdict of an optional LLM judge (:func:`judge`).
 
@@ -83,11 +86,33 @@ def matches(insight: Insight, item: ChecklistItem) -> bool:
     have = {_name(c) for c in insight.columns}
     if not {_name(c) for c in item.columns} <= have:
         return False
-    if not {_entity(e) for e in item.entities} <= {_entity(e) for e in insight.entities}:
+    wanted = {_entity(e) for e in item.entities}
+    if wanted <= {_entity(e) for e in insight.entities}:
+        if item.direction is not None and insight.direction != item.direction:
+            return False
+        return _close(insight.value, item)
+    return _mirrored(insight, item, wanted)
+
+
+_OPPOSITE = {"higher": "lower", "lower": "higher"}
+
+
+def _mirrored(insight: Insight, item: ChecklistItem, wanted: set[tuple[str, str]]) -> bool:
+    """Whether a difference between the two levels of a column, told from one level, states
+    the item told from the other: "lower where sex = M" is "higher where sex = F", with the
+    other level's mean (the rest's) as its value. The check records the other level as
+    ``support["other_level"]`` when the column has exactly two."""
+    other = insight.support.get("other_level")
+    if not other or insight.direction not in _OPPOSITE:
         return False
-    if item.direction is not None and insight.direction != item.direction:
+    told = {_entity(e) for e in insight.entities}
+    swapped = {e for e in told if e[0] != _entity(other)[0]} | {_entity(other)}
+    if not wanted <= swapped:
         return False
-    return _close(insight.value, item)
+    if item.direction is not None and _OPPOSITE[insight.direction] != item.direction:
+        return False
+    rest = insight.support.get("rest_mean")
+    return _close(float(rest) if isinstance(rest, int | float) else None, item)
 
 
 @dataclass

@@ -163,13 +163,13 @@ class CheckContext:
                 return link
         return None
 
-    def alpha(self, kind: str, fixed: float) -> float:
-        """The p-value bar for a kind: Bonferroni at a family-wise rate of ``FAMILY_RATE``
-        over the database's hypotheses of that kind (a database with few of them needs less
-        than a fixed bar, which misses clear effects in short series); ``fixed`` when the
+    def alpha(self, kind: str, fixed: float, rate: float = FAMILY_RATE) -> float:
+        """The p-value bar for a kind: Bonferroni at a family-wise rate of ``rate`` over the
+        database's hypotheses of that kind (a database with few of them needs less than a
+        fixed bar, which misses clear effects in short series); ``fixed`` when the
         hypotheses were not counted."""
         m = self.family.get(kind, 0)
-        return FAMILY_RATE / m if m else fixed
+        return rate / m if m else fixed
 
     def value(self, sql: str) -> float | None:
         """The number the evidence SQL returns (first cell); None for NULL or no number."""

@@ -14,8 +14,8 @@ from lemmata.agents.research.checks.base import (
     fmt,
     score_of,
 )
-from lemmata.agents.research.checks.group import clear
-from lemmata.agents.research.checks.stats import best_level
+from lemmata.agents.research.checks.group import clear, mirror
+from lemmata.agents.research.checks.stats import best_level, other_level
 from lemmata.agents.research.types import Direction, Hypothesis
 
 __all__ = ["check"]
@@ -82,12 +82,16 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
                 f"{fmt(value)} against {fmt(mb)} for the others"
             ),
             score=score_of(p),
-            support={
-                "test": "Welch t-test across the link",
-                "link": h.note,
-                "p": p,
-                "cohen_d": d,
-                "rest_mean": mb,
-            },
+            support=mirror(
+                {
+                    "test": "Welch t-test across the link",
+                    "link": h.note,
+                    "p": p,
+                    "cohen_d": d,
+                    "rest_mean": mb,
+                },
+                pcat,
+                other_level(groups, level),
+            ),
         )
     )

@@ -11,7 +11,9 @@ from lemmata.agents.research.checks.base import DataProblem
 __all__ = [
     "MIN_GROUP",
     "best_level",
+    "block_residuals",
     "entity_means",
+    "other_level",
     "robust_z",
     "same_number",
     "skew",
@@ -79,6 +81,45 @@ def best_level(
         raise DataProblem("a level's difference is undefined (its values are all equal)")
     level, ma, mb, d, p, _ = max(tied, key=lambda f: f[3])
     return level, ma, mb, d, p
+
+
+def block_residuals(
+    x: Any, columns: list[list[Any]], names: list[str], share: float
+) -> tuple[Any, list[str]]:
+    """``x`` less the means of the blocks it falls in, for each of ``columns`` (groupings of
+    the same rows) whose levels explain at least ``share`` of its variance; with the names
+    of the groupings taken out. Rows whose block is NULL keep NaN."""
+    import numpy as np
+
+    out = np.array(x, dtype=float)
+    used = []
+    for name, column in zip(names, columns, strict=True):
+        g = np.array(["" if v is None else str(v) for v in column], dtype=object)
+        ok = np.isfinite(out) & (g != "")
+        if ok.sum() < 2 * MIN_GROUP:
+            continue
+        _, inverse = np.unique(g[ok], return_inverse=True)
+        sizes = np.bincount(inverse)
+        if len(sizes) < 2 or sizes.min() < 2:
+            continue
+        means = np.bincount(inverse, weights=out[ok]) / sizes
+        fitted = means[inverse]
+        total = float(((out[ok] - out[ok].mean()) ** 2).sum())
+        if total == 0 or float(((fitted - out[ok].mean()) ** 2).sum()) < share * total:
+            continue
+        out[ok] -= fitted
+        out[~ok] = np.nan
+        used.append(name)
+    return out, used
+
+
+def other_level(groups: list[Any], level: Any) -> Any | None:
+    """The one other level of a column of two levels (None when it has more or fewer): a
+    difference of one of them from the rest is the opposite difference of the other."""
+    levels = {v for v in groups if v is not None and v != ""}
+    if len(levels) != 2 or level not in levels:
+        return None
+    return next(v for v in levels if v != level)
 
 
 def within_month_r(x: Any, y: Any, days: Any) -> float | None:

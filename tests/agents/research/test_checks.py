@@ -4,6 +4,7 @@ evidence-SQL-to-insight step, real zeros, and errors told apart from what the da
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ from lemmata.agents.research.checks import CHECKS, CheckContext, DataProblem, Fi
 from lemmata.agents.research.explore import Explorer
 from lemmata.agents.research.profile import survey
 from lemmata.agents.research.types import Hypothesis
-from lemmata.environments.database import Database
+from lemmata.environments.database import Database, quote_ident
 
 
 def _sensors(path: Path) -> Path:
@@ -169,3 +170,100 @@ def test_what_counts_as_a_scale() -> None:
     assert not is_scale([1, 2])  # two levels: a binary label
     assert not is_scale([1, 2, 4, 7])  # gaps: codes, not a scale
     assert not is_scale(["1", "2", "3"]) and not is_scale([0.5, 1.5, 2.5])
+
+
+def _columns(path: Path, table: str, data: Mapping[str, Sequence[object]]) -> Path:
+    names = list(data)
+    con = sqlite3.connect(path)
+    con.execute(f"CREATE TABLE {quote_ident(table)} ({', '.join(map(quote_ident, names))})")
+    con.executemany(
+        f'INSERT INTO "{table}" VALUES ({", ".join("?" for _ in names)})',
+        list(zip(*data.values(), strict=True)),
+    )
+    con.commit()
+    con.close()
+    return path
+
+
+def test_a_skewed_column_is_correlated_by_rank_and_the_sql_gives_spearmans_rho(
+    tmp_path: Path,
+) -> None:
+    from scipy import stats
+
+    # Time in affairs: most rows 0, a long tail; it rises with years married, while a few
+    # very large values among the shortest marriages pull Pearson's r the other way.
+    rng = np.random.default_rng(5)
+    years = rng.choice([0.5, 2.5, 6.0, 9.0, 13.0, 16.5, 23.0], 3000)
+    any_time = rng.random(3000) < 0.15 + 0.015 * years
+    hours = np.where(any_time, rng.exponential(1.0, 3000), 0.0)
+    hours[np.argsort(years)[:15]] = 60.0
+    path = _columns(
+        tmp_path / "marriages.sqlite",
+        "marriages",
+        {"years": [float(v) for v in years], "hours": [float(v) for v in hours]},
+    )
+    db = Database(path)
+    ex = Explorer(db, survey(db))
+    (h,) = [h for h in ex.initial() if h.kind == "correlation"]
+    (ins,) = ex.test(h).insights
+    rho = stats.spearmanr(years, hours)[0]
+    assert stats.pearsonr(years, hours)[0] < 0 < rho
+    assert ins.direction == "positive" and ins.support["test"] == "Spearman"
+    assert ins.value == pytest.approx(rho) and "Spearman rho" in ins.statement
+
+
+def test_no_correlation_among_a_few_dozen_rows_of_noise(tmp_path: Path) -> None:
+    found = []
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        data = {
+            f"m{i}": [float(v) for v in rng.lognormal(0, 1 if i % 2 else 0.1, 60)] for i in range(6)
+        }
+        found += _correlations(_columns(tmp_path / f"noise{seed}.sqlite", "t", data))
+    assert found == []
+
+
+def _field_trial(path: Path, year_effect: float, seed: int = 2) -> Path:
+    """Yields of 10 varieties at 6 sites in two years: the sites differ by far more than the
+    years, and each year's effect is the same at every site."""
+    rng = np.random.default_rng(seed)
+    site_mean = dict(zip("ABCDEF", [22.0, 30.0, 34.0, 38.0, 44.0, 52.0], strict=True))
+    rows: dict[str, list[object]] = {"yield": [], "variety": [], "year": [], "site": []}
+    for site, base in site_mean.items():
+        for variety in range(10):
+            for year in (1931, 1932):
+                effect = year_effect if year == 1931 else 0.0
+                rows["yield"].append(float(base + effect + rng.normal(0, 3)))
+                rows["variety"].append(f"v{variety}")
+                rows["year"].append(year)
+                rows["site"].append(site)
+    return _columns(path, "trial", rows)
+
+
+def test_a_difference_between_two_seasons_is_seen_within_sites(tmp_path: Path) -> None:
+    path = _field_trial(tmp_path / "trial.sqlite", year_effect=4.0)
+    db = Database(path)
+    ex = Explorer(db, survey(db))
+    h = next(h for h in ex.initial() if h.kind == "group_difference" and h.columns[1] == "year")
+    (ins,) = ex.test(h).insights
+    assert ins.entities == ["year=1931"] and ins.direction == "higher"
+    assert ins.support["blocks"] == ["site"] and "within each site" in ins.statement
+    # Told alone, the years differ by less than the sites' spread: no difference.
+    from lemmata.agents.research.checks.stats import best_level
+
+    t = ex.context.table("trial")
+    assert best_level(t.num["yield"], t.raw["year"])[4] > 1e-3  # type: ignore[index]
+
+
+def test_no_season_difference_within_sites_when_there_is_none(tmp_path: Path) -> None:
+    for seed in range(3):
+        path = _field_trial(tmp_path / f"trial{seed}.sqlite", year_effect=0.0, seed=seed)
+        db = Database(path)
+        ex = Explorer(db, survey(db))
+        found = [
+            i.entities
+            for h in ex.initial()
+            if h.kind == "group_difference"
+            for i in ex.test(h).insights
+        ]
+        assert [e for e in found if e[0].startswith("year")] == []
