@@ -19,10 +19,10 @@ from lemmata.agents.research.realdata import (
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
-# Measured with the offline explorer: 42 of the 50 facts (0.84; 0.88 on the development half,
+# Measured with the offline explorer: 43 of the 50 facts (0.86; 0.92 on the development half,
 # 0.79 on the held-out half of realdata.HELD_OUT), every insight true of the data. The facts
-# were written from the documentation first; what the agent misses stays missed (moderate
-# correlations in a few dozen or hundred rows, a price series with no monotone trend).
+# were written from the documentation first; what the agent misses stays missed (a moderate
+# correlation in a few dozen rows, a price series with no monotone trend).
 RECALL_AT_LEAST = 0.8
 
 

@@ -18,10 +18,10 @@ group_difference   one level's mean differs from the rest: Welch p < 1e-6, \\|Co
                    a date column with 2-7 values is a grouping too
 relationship       the same test across a link (child values grouped by a parent column, or
                    the number of child rows per parent), p < 1e-6
-correlation        \\|r\\| >= 0.05, p < 1e-6, n >= 30: Pearson, or Spearman where a column is
-                   skewed (\\|skewness\\| >= 1) or a scale of 3-10 consecutive integers (a
-                   rating); not when, with each month's mean taken out, \\|r\\| falls below 0.25
-                   and half of itself (both follow time)
+correlation        Pearson, or Spearman where a column is skewed (\\|skewness\\| >= 1) or a scale
+                   of 3-10 consecutive integers (a rating); n >= 30 and \\|r\\| >= 0.05 with
+                   p < 1e-6, or \\|r\\| >= 0.2 with p < alpha (0.1%); not when, with each month's
+                   mean taken out, \\|r\\| falls below 0.25 and half of itself (both follow time)
 trend              monthly means fit a line (p < alpha, R^2 >= 0.3) at least as well as the best
                    step
 change             the best step leaves <= 0.8 of a line's squared error, Welch p < alpha / s
@@ -35,12 +35,14 @@ For trends and changes, ``alpha`` is 0.05 over the number of hypotheses of that 
 database offers (Bonferroni: at most a 5% chance of one false finding of the kind in a
 database of noise), so a database with a few short series is held to the bar its hypotheses
 need rather than a fixed one (which missed clear trends over a dozen quarters); for a group
-difference within blocks it is 0.01 over the group hypotheses and the levels compared.
-Without counted hypotheses (a test run on its own) the fixed bars hold: 1e-4 for trends, 1e-8
-for changes in monthly means of events and 1e-6 for a series. Correlations, plain group
-differences and relationships keep their fixed bars: a Bonferroni bar for them (at 5%, and
-at 1% with \\|r\\| >= 0.2 for correlations) added false findings on null databases (the rows
-of one parent are not independent either, and a looser bar reported noise across links).
+difference within blocks it is 0.01 over the group hypotheses and the levels compared, and for
+a correlation of \\|r\\| >= 0.2 it is 0.001 over the correlation hypotheses. Without counted
+hypotheses (a test run on its own) the fixed bars hold: 1e-4 for trends, 1e-8 for changes in
+monthly means of events and 1e-6 for a series. Correlations, plain group differences and
+relationships otherwise keep their fixed bars: a looser Bonferroni bar for them (5%; 1% with
+\\|r\\| >= 0.2 for correlations; 1% for plain group differences) added false findings on null
+databases (the rows of one parent are not independent either, and a looser bar reported noise
+across links).
 
 A hypothesis that names a table, column or link the survey does not hold (a model's proposal
 can) is answered with an observation; so is what the data makes impossible to test (too few

@@ -212,6 +212,30 @@ def test_a_skewed_column_is_correlated_by_rank_and_the_sql_gives_spearmans_rho(
     assert ins.value == pytest.approx(rho) and "Spearman rho" in ins.statement
 
 
+def test_a_moderate_correlation_in_a_few_hundred_rows_is_held_to_the_databases_bar(
+    tmp_path: Path,
+) -> None:
+    from scipy import stats
+
+    # r near -0.24 over 340 rows of four measures: p ~ 1e-5 misses a fixed bar of 1e-6 but
+    # clears Bonferroni at 0.1% over the database's six correlation hypotheses.
+    rng = np.random.default_rng(11)
+    length = rng.normal(44, 5, 340)
+    depth = 17 - 0.11 * (length - 44) + rng.normal(0, 1.9, 340)
+    data = {
+        "length": length,
+        "depth": depth,
+        "flipper": rng.normal(200, 14, 340),
+        "mass": rng.normal(4200, 800, 340),
+    }
+    path = _columns(
+        tmp_path / "birds.sqlite", "birds", {k: list(map(float, v)) for k, v in data.items()}
+    )
+    r, p = stats.pearsonr(length, depth)
+    assert -0.3 < r < -0.2 and 1e-6 < p < 0.001 / 6
+    assert _correlations(path) == [["depth", "length"]]
+
+
 def test_no_correlation_among_a_few_dozen_rows_of_noise(tmp_path: Path) -> None:
     found = []
     for seed in range(5):
