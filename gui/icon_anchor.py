@@ -151,9 +151,12 @@ class EncodedIconAnchor(IconAnchor):
         result: tuple[list[Any], np.ndarray, np.ndarray] = screen.cache["icon_enc"]
         return result
 
-    def scores(self, screen: Screen, texts: list[str]) -> tuple[list[Any], np.ndarray]:
+    def scores(
+        self, screen: Screen, texts: list[str], relative: frozenset[str] = frozenset()
+    ) -> tuple[list[Any], np.ndarray]:
         """(elements, scores): each element's best score over ``texts`` (the wordings of one
-        instruction), as the module docstring says."""
+        instruction), as the module docstring says; the concepts nearest a text in ``relative``
+        count as asked for (see :func:`concept_match`)."""
         elements, emb, ok = self._encoded(screen)
         if not ok.any() or not texts:
             return elements, np.zeros(len(elements), np.float32)
@@ -170,7 +173,7 @@ class EncodedIconAnchor(IconAnchor):
         for text in texts:
             raw_q = self._query_vector(text)[0]
             raw_q = raw_q / max(float(np.linalg.norm(raw_q)), 1e-9)
-            match = concept_match(raw_c @ raw_q)
+            match = concept_match(raw_c @ raw_q, relative=text in relative)
             best = np.maximum(best, (INFERRED * (probs @ match)).astype(np.float32))
         best[~ok] = 0.0
         return elements, best
@@ -182,7 +185,10 @@ class EncodedIconAnchor(IconAnchor):
         texts = query_texts(query)
         if not texts:  # "the icon left of Save": any icon-like element, as the glyph match does
             return glyph
-        elements, scores = self.scores(screen, texts)
+        # nearness counts for wordings of an action ("send an email"), not for a bare label
+        # ("click the Export button": a text target that may be absent, not a concept)
+        action = frozenset({query.action_text} if getattr(query, "action_text", "") else ())
+        elements, scores = self.scores(screen, texts, action)
         out = list(glyph)
         for e, s in zip(elements, scores, strict=True):
             if s >= 0.3:
@@ -191,14 +197,14 @@ class EncodedIconAnchor(IconAnchor):
         return _suppress(out)[:50]
 
 
-def concept_match(cos: np.ndarray) -> np.ndarray:
+def concept_match(cos: np.ndarray, *, relative: bool = True) -> np.ndarray:
     """How surely an instruction asks for each concept, from the MiniLM cosines of the
     instruction with each concept's text: the cosine mapped from ``MATCH_LOW`` to
     ``MATCH_HIGH``, or ``RELATIVE`` for the concepts the instruction comes closest to (within
     ``RELATIVE_MARGIN`` of the best, and above ``RELATIVE_FLOOR``): "like this post" is nearest
     the concept "like" at a cosine of only 0.29."""
     absolute = np.clip((cos - MATCH_LOW) / (MATCH_HIGH - MATCH_LOW), 0.0, 1.0)
-    if not len(cos):
+    if not relative or not len(cos):
         return absolute
     near = (cos >= cos.max() - RELATIVE_MARGIN) & (cos >= RELATIVE_FLOOR)
     out: np.ndarray = np.maximum(absolute, np.where(near, RELATIVE, 0.0))

@@ -113,3 +113,5 @@ def test_an_instruction_matches_the_concepts_it_comes_nearest() -> None:
     # a close cosine is a sure match whatever the others; nothing near is nothing asked for
     assert concept_match(np.array([0.8, 0.79]))[0] == 1.0
     assert concept_match(np.array([0.2, 0.1])).max() == 0.0
+    # a bare label ("click the Export button") is matched by its cosine alone
+    assert concept_match(np.array([0.29, 0.275]), relative=False).max() == 0.0
