@@ -201,6 +201,16 @@ def _train_icons(
         typer.Option("--cache", help="The icon sets' cache (default: DATA_DIR/icon-library)."),
     ] = None,
     steps: Annotated[int, typer.Option("--steps", help="Training steps.")] = 1500,
+    time_limit: Annotated[
+        float,
+        typer.Option("--time-limit", help="Minutes after which training ends, steps left or not."),
+    ] = 25.0,
+    checkpoint: Annotated[
+        Path | None,
+        typer.Option(
+            "--checkpoint", help="Also write the weights here every few minutes while training."
+        ),
+    ] = None,
     held_out: Annotated[
         str | None,
         typer.Option(
@@ -221,6 +231,8 @@ def _train_icons(
 
     if steps < 1:
         raise UsageError(f"--steps must be at least 1, not {steps}")
+    if not time_limit > 0:
+        raise UsageError(f"--time-limit must be a positive number of minutes, not {time_limit}")
     chosen = tuple(_names(sets)) if sets else tuple(SETS)
     kept_out = tuple(_names(held_out)) if held_out is not None else HELD_OUT
     unknown = sorted(set(chosen + kept_out) - set(SETS))
@@ -234,7 +246,7 @@ def _train_icons(
         embedder=get_embedder(settings),
         sets=chosen,
         held_out=kept_out,
-        config=TrainConfig(steps=steps),
+        config=TrainConfig(steps=steps, time_limit_s=time_limit * 60, checkpoint=checkpoint),
         progress=lambda m: err.print(m, markup=False),
     )
     if as_json:

@@ -8,5 +8,8 @@ def test_train_icons_refuses_unknown_sets_and_bad_steps(run_cli) -> None:  # typ
     assert r.returncode == 2 and "unknown icon sets nosuchset" in r.stderr
     r = run_cli("gui", "train-icons", "--steps", "0")
     assert r.returncode == 2 and "--steps must be at least 1" in r.stderr
+    r = run_cli("gui", "train-icons", "--time-limit", "0")
+    assert r.returncode == 2 and "--time-limit must be a positive" in r.stderr
     r = run_cli("gui", "train-icons", "--help")
     assert r.returncode == 0 and "--held-out" in r.stdout
+    assert "--time-limit" in r.stdout and "--checkpoint" in r.stdout
