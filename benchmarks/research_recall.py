@@ -134,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                     for half, held in (("development", False), ("held_out", True))
                 },
             }
+            _seal_held_out(results["real"])
     if args.json:
         print(json.dumps(results))
         return 0
@@ -169,6 +170,15 @@ def main(argv: list[str] | None = None) -> int:
             print("missed (development half):", json.dumps(dev_missed))
     _print_summary(results)
     return 0
+
+
+def _seal_held_out(real: dict[str, Any]) -> None:
+    """Keep the held-out half's misses and per-data-set lines out of what is reported (also
+    in --json): it is scored as totals, never looked into."""
+    held = real["halves"]["held_out"]
+    held["missed"] = len(held.get("missed") or [])
+    real["missed"] = real["halves"]["development"].get("missed", [])
+    real["per_dataset"] = {k: v for k, v in real["per_dataset"].items() if k not in HELD_OUT}
 
 
 def _print_halves(halves: dict[str, Any], kinds: dict[str, float]) -> None:
