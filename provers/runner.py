@@ -303,11 +303,16 @@ def _result(
     started: float,
     backend: str,
 ) -> TheoremResult:
+    failure = None
+    if r.failure_mode:
+        # Which part of the input failed (header, statement, proof) travels with the failure.
+        stage = stage_of(r)
+        failure = r.failure_mode.to_dict() | ({"stage": stage} if stage else {})
     return TheoremResult(
         theorem.id,
         _STATUS[r.status],
         proof if r.status is Status.PASS or theorem.proof is not None else None,
-        r.failure_mode.to_dict() if r.failure_mode else None,
+        failure,
         round(time.monotonic() - started, 4),
         attempts,
         backend,

@@ -92,12 +92,13 @@ def failure_line(theorem: Theorem, failure: dict[str, Any]) -> int | None:
     """The line in ``theorem.source`` that a header or statement failure is about, or None
     when the failure is about the proof.
 
-    A header failure names its sentence (the verifier's ``sentence`` field, or the sentence
-    quoted in its message); the header is the file's beginning, so its lines are the file's.
+    The failure's ``stage`` says which part failed; a header failure names its sentence (the
+    verifier's ``sentence`` field, or the sentence quoted in its message), and the header is
+    the file's beginning, so its lines are the file's.
     """
     message = str(failure.get("message") or "")
-    if failure.get("kind") != "header_error":
-        return theorem.line if message.startswith("the statement does not elaborate") else None
+    if failure.get("kind") != "header_error" and failure.get("stage") != "header":
+        return theorem.line if failure.get("stage") == "statement" else None
     try:
         sentences = split_sentences(theorem.header)
     except SentenceError:

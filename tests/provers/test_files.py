@@ -262,11 +262,18 @@ def test_cli_proves_a_folder_of_v_files(tmp_path: Path, run_cli, coqtop_path: st
     )
     write(folder / "sub" / "broken.v", "Require Import NoSuchLib.\n\nLemma x : True.\nProof.\n")
     write(folder / "junk.v", "(* never closed\n")
+    write(
+        folder / "stmt.v",
+        "(* a statement Coq cannot read *)\n\nTheorem y : no_such_thing = 0.\nAdmitted.\n",
+    )
     out = tmp_path / "r.jsonl"
     run = run_cli("prove", str(folder), "--backend", "coq", "--out", str(out))
     assert run.returncode == 0, run.stderr
     rows = results(out)
-    assert sorted(rows) == ["easy", "sub/broken"]
+    assert sorted(rows) == ["easy", "stmt", "sub/broken"]
+    # A statement that does not elaborate is named by its file and line, from its stage.
+    assert rows["stmt"]["failure_mode"]["stage"] == "statement"
+    assert rows["stmt"]["failure_mode"]["message"].startswith(f"{folder / 'stmt.v'}:3: ")
     assert rows["easy"]["status"] == "proved"
     assert rows["sub/broken"]["status"] == "error"
     assert rows["sub/broken"]["failure_mode"]["message"].startswith(
