@@ -555,11 +555,22 @@ def main() -> None:
         }
         for pin, pout in prices
     }
+    firsts = {kind_of(r["messages"]): r["messages"] for r in meter.server.chat_requests()}
     overhead = {
-        kind: prompt_tokens(msgs[:2])
-        for kind, msgs in {
-            kind_of(r["messages"]): r["messages"] for r in meter.server.chat_requests()
-        }.items()
+        kind: {"schema": prompt_tokens(msgs[:1]), "schema+system": prompt_tokens(msgs[:2])}
+        for kind, msgs in firsts.items()
+    }
+    by_kind = {
+        label: {
+            kind: {
+                "calls": sum(c.kind == kind for x in costs for c in x.calls),
+                "prompt_tokens": sum(
+                    c.prompt_tokens for x in costs for c in x.calls if c.kind == kind
+                ),
+            }
+            for kind in ("extract", "relate", "reason")
+        }
+        for label, costs in (("batch", sessions), ("turn by turn", turns), ("queries", queries))
     }
     result: dict[str, Any] = {
         "tokenizer": TOKENIZER,
@@ -572,6 +583,7 @@ def main() -> None:
         "per_query": q_sum,
         "retry": [{"valid": ok.row(), "one_invalid": bad.row()} for ok, bad in retries],
         "fixed_prompt_tokens_per_call": overhead,
+        "by_kind": by_kind,
         "relate_calls": sum(c.kind == "relate" for s in sessions + turns for c in s.calls),
         "calls_memory_reported_vs_recorded": [
             sum(c.reported_calls for c in sessions),
@@ -597,9 +609,20 @@ def main() -> None:
     print_table("per turn, turn by turn (add one exchange, consolidate)", turns)
     print_table("per query (reason: retrieve + one answer call)", queries)
     print(
-        "\nfixed prompt tokens per call (schema instruction + system prompt): "
-        + ", ".join(f"{k} {v}" for k, v in overhead.items())
+        "\nfixed prompt tokens per call, sent whatever the content (schema instruction / "
+        "with the system prompt): "
+        + ", ".join(f"{k} {v['schema']} / {v['schema+system']}" for k, v in overhead.items())
     )
+    print("calls and prompt tokens by kind:")
+    for label, kinds in by_kind.items():
+        print(
+            f"  {label}: "
+            + "; ".join(
+                f"{k} {v['calls']} calls, {v['prompt_tokens']} tokens"
+                for k, v in kinds.items()
+                if v["calls"]
+            )
+        )
     print(f"relate calls (ambiguous near-duplicates): {result['relate_calls']}")
     print(
         "calls counted by ConsolidationReport.model_calls vs requests recorded (batch "
