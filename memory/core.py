@@ -40,6 +40,8 @@ from lemmata.memory.extract import (
     ModelExtractor,
     OfflineExtractor,
     StoredEpisode,
+    calls_made,
+    calls_since,
     load_prompt,
 )
 from lemmata.memory.log import ItemRow, MemoryLog
@@ -753,6 +755,7 @@ class Memory:
                 report.ambiguous += 1
                 continue
             prompt = load_prompt("relate")
+            before = calls_made(self.model)
             verdict = self.model.structured(
                 [
                     {"role": "system", "content": prompt["system"]},
@@ -768,7 +771,7 @@ class Memory:
                 ],
                 RelationVerdict,
             )
-            report.model_calls += 1
+            report.model_calls += calls_since(self.model, before)
             if verdict.relation == "contradiction":
                 self._supersede(row, old["id"], old["valid_from"], closes, audits)
             elif verdict.relation == "duplicate":

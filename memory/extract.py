@@ -45,7 +45,22 @@ __all__ = [
     "ModelExtractor",
     "OfflineExtractor",
     "StoredEpisode",
+    "calls_made",
+    "calls_since",
 ]
+
+
+def calls_made(model: Any) -> int | None:
+    """How many calls ``model`` has made so far (its usage log), if it keeps one."""
+    return getattr(getattr(model, "usage", None), "calls", None)
+
+
+def calls_since(model: Any, before: int | None) -> int:
+    """The calls ``model`` made since :func:`calls_made` said ``before``: a structured reply
+    that did not validate the first time cost a retry, and the retry is a call. A model that
+    keeps no usage log counts one."""
+    after = calls_made(model)
+    return after - before if before is not None and after is not None else 1
 
 
 @dataclass(frozen=True)
@@ -385,6 +400,7 @@ class ModelExtractor:
                 score = f" [outcome: {ep.outcome}]" if ep.outcome is not None else ""
                 lines.append(f"{i}. ({when}) {who}: {ep.content}{extra}{score}")
             user = prompt["user"].format(episodes="\n".join(lines))
+            before = calls_made(self.model)
             reply = self.model.structured(
                 [
                     {"role": "system", "content": prompt["system"]},
@@ -392,7 +408,7 @@ class ModelExtractor:
                 ],
                 SegmentKnowledge,
             )
-            out.calls += 1
+            out.calls += calls_since(self.model, before)
             self._accept(reply, part, out)
         return out
 

@@ -69,6 +69,19 @@ def test_one_batched_call_per_segment_with_exact_sources(tmp_path, embedder):
     assert top.id == miso.id and top.provenance == (ids[1],)
 
 
+def test_a_retried_reply_is_counted_as_the_call_it_is(tmp_path, embedder):
+    """A reply that does not validate is sent back with the error: two calls, and the report
+    says two (it is what a user budgets by)."""
+    knowledge = {"facts": [{"statement": "Bob takes a pottery class.", "sources": [3]}]}
+    with ScriptedOpenAIServer([{"content": "no JSON here"}, _reply(knowledge)]) as srv:
+        mem = Memory(tmp_path / "m", user="u", embedder=embedder, model=_model(srv))
+        mem.add_episodes(EPISODES)
+        report = mem.consolidate()
+        sent = srv.chat_requests()
+    assert len(sent) == 2 and report.model_calls == 2
+    assert report.facts_added == 1 and mem.pending() == 0
+
+
 def test_a_model_reply_that_never_validates_stores_nothing(tmp_path, embedder):
     with ScriptedOpenAIServer([{"content": "no JSON here"}, {"content": "still none"}]) as srv:
         mem = Memory(tmp_path / "m", user="u", embedder=embedder, model=_model(srv))
