@@ -8,7 +8,9 @@ mixed half and half with a softmax of its similarity to each concept's prototype
 embedding of that concept's glyphs in the training sets, shipped with the weights). MiniLM
 compares the instruction with each concept's text (name, gloss, other names), mapping the
 cosine from ``MATCH_LOW`` (no match) to ``MATCH_HIGH`` (sure), and giving the concepts the
-instruction comes nearest at least ``RELATIVE`` (:func:`concept_match`). The element's score is
+instruction comes nearest at least ``RELATIVE`` (:func:`concept_match`), unless the instruction
+names a label to read ("click the Export button": :func:`names_a_label`), which the text anchor
+finds or, when absent, nothing should. The element's score is
 ``INFERRED x`` the expected match under its distribution: high only when the element looks like
 a concept the instruction asks for, so "the rocket icon" finds nothing on a screen without one.
 (Scoring the instruction's vector against the image directly was measured weaker on the
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     from lemmata.gui.icons import IconSet
     from lemmata.gui.ocr import OcrEngine
 
-__all__ = ["EncodedIconAnchor"]
+__all__ = ["EncodedIconAnchor", "names_a_label"]
 
 MATCH_LOW, MATCH_HIGH = 0.35, 0.65  # MiniLM cosine of instruction and concept text: none, sure
 # the concepts an instruction comes nearest: functional wordings sit at low cosines from every
@@ -185,10 +187,10 @@ class EncodedIconAnchor(IconAnchor):
         texts = query_texts(query)
         if not texts:  # "the icon left of Save": any icon-like element, as the glyph match does
             return glyph
-        # nearness counts for wordings of an action ("send an email"), not for a bare label
+        # nearness counts for every wording, unless the instruction names a label to read
         # ("click the Export button": a text target that may be absent, not a concept)
-        action = frozenset({query.action_text} if getattr(query, "action_text", "") else ())
-        elements, scores = self.scores(screen, texts, action)
+        relative = frozenset() if names_a_label(query) else frozenset(texts)
+        elements, scores = self.scores(screen, texts, relative)
         out = list(glyph)
         for e, s in zip(elements, scores, strict=True):
             if s >= 0.3:
@@ -209,6 +211,27 @@ def concept_match(cos: np.ndarray, *, relative: bool = True) -> np.ndarray:
     near = (cos >= cos.max() - RELATIVE_MARGIN) & (cos >= RELATIVE_FLOOR)
     out: np.ndarray = np.maximum(absolute, np.where(near, RELATIVE, 0.0))
     return out
+
+
+def names_a_label(query: Query) -> bool:
+    """Whether the instruction names a text label the user expects to read on the screen (the
+    OCR anchor's target), so that an icon should match it by its cosine alone: a quoted phrase,
+    or a phrase with a capitalised word ("click the Export button", "click Publish", "open
+    Settings"), the first word of the instruction counting only when every word of the phrase
+    is capitalised ("Export" alone, not "Close this panel"). An instruction that says it wants
+    an icon ("click the Settings icon") names a concept, not a label."""
+    if query.kind == "icon":
+        return False
+    if query.kind == "text":  # only a quoted phrase makes the kind "text"
+        return True
+    words = [w for w in query.phrase.split() if w[:1].isalpha()]
+    words = [w for w in words if w != "I" and not w.startswith(("I'", "I’"))]  # "that I like"
+    if not words:
+        return False
+    capital = [w[:1].isupper() for w in words]
+    first = query.instruction.split()[0] if query.instruction.split() else ""
+    starts = bool(first) and first.strip("\"'“”‘’,;:") == words[0]
+    return all(capital) or any(capital[1:] if starts else capital)
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:

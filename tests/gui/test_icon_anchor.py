@@ -115,3 +115,26 @@ def test_an_instruction_matches_the_concepts_it_comes_nearest() -> None:
     assert concept_match(np.array([0.2, 0.1])).max() == 0.0
     # a bare label ("click the Export button") is matched by its cosine alone
     assert concept_match(np.array([0.29, 0.275]), relative=False).max() == 0.0
+
+
+@pytest.mark.parametrize(
+    ("instruction", "label"),
+    [
+        ("click the Export button", True),  # a label the user expects to read
+        ("click Publish", True),
+        ("Export", True),
+        ("select Save As", True),
+        ('type into the "email" field', True),  # quoted: read as written
+        ("open the settings", False),  # asked for by what it does
+        ("Close this panel", False),  # a capital that only starts the sentence
+        ("like this post", False),
+        ("show that I like it", False),  # the pronoun is no label
+        ("search", False),
+        ("click the Settings icon", False),  # an icon asked for by name: a concept
+    ],
+)
+def test_an_instruction_naming_a_label_is_told_apart(instruction: str, label: bool) -> None:
+    from lemmata.gui.icon_anchor import names_a_label
+    from lemmata.gui.instruction import parse_instruction
+
+    assert names_a_label(parse_instruction(instruction)) is label
