@@ -93,6 +93,47 @@ def test_malformed_json_is_repaired_by_the_retry() -> None:
     assert reqs[1]["messages"][-2]["role"] == "assistant"
 
 
+def _sent_schema(request: dict) -> tuple[bool, bool]:
+    """(the schema is in the system prompt, the schema is the response format) of a request."""
+    system = request["messages"][0]
+    assert system["role"] == "system"
+    fmt = request.get("response_format") or {}
+    in_prompt = '"properties"' in system["content"] and "holds" in system["content"]
+    as_format = fmt.get("type") == "json_schema" and "holds" in str(fmt.get("json_schema"))
+    return in_prompt, as_format
+
+
+@pytest.mark.parametrize(
+    ("name", "kw", "expected"),
+    [
+        # a hosted model litellm knows to take schemas: sent once, as the response format
+        ("openai/gpt-4o-mini", {}, (False, True)),
+        # a local server's model: the prompt is its only way to learn the schema
+        ("openai/scripted-model", {}, (True, False)),
+        # asked for schema decoding on a local server: kept in the prompt as well
+        ("openai/scripted-model", {"json_mode": "schema"}, (True, True)),
+        (
+            "openai/scripted-model",
+            {"json_mode": "schema", "schema_in_prompt": False},
+            (False, True),
+        ),
+        ("openai/gpt-4o-mini", {"schema_in_prompt": True}, (True, True)),
+        ("openai/gpt-4o-mini", {"json_mode": "off"}, (True, False)),
+    ],
+)
+def test_the_schema_is_sent_once_where_the_provider_takes_it(
+    name: str, kw: dict, expected: tuple[bool, bool]
+) -> None:
+    reply = {"content": '{"identity": "x", "holds": true}'}
+    with ScriptedOpenAIServer([reply], models=("scripted-model", "gpt-4o-mini")) as srv:
+        model = LiteLLMModel(name, api_base=srv.base_url, backoff_s=0.01, **kw)
+        assert model.structured("Does it hold?", Verdict) == Verdict(identity="x", holds=True)
+    request = srv.chat_requests()[0]
+    assert _sent_schema(request) == expected
+    if not expected[0]:  # the short instruction still names the schema and asks for JSON only
+        assert "Verdict" in request["messages"][0]["content"]
+
+
 def test_structured_gives_up_after_the_retry() -> None:
     with (
         ScriptedOpenAIServer([{"content": "no"}, {"content": "still no"}]) as srv,

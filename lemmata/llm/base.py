@@ -60,8 +60,18 @@ class ChatModel(Protocol):
     ) -> T: ...
 
 
-def schema_instruction(schema: type[BaseModel]) -> str:
-    """The system-prompt text that asks for a JSON object matching ``schema``."""
+def schema_instruction(schema: type[BaseModel], *, in_prompt: bool = True) -> str:
+    """The system-prompt text that asks for a JSON object matching ``schema``.
+
+    With ``in_prompt=False`` the schema itself is left out, for a provider that is handed it
+    as the request's response format and shows it to the model itself: sending it twice costs
+    the schema's tokens again on every call.
+    """
+    if not in_prompt:
+        return (
+            "Reply with a single JSON object, and nothing else, that validates against the "
+            f"{schema.__name__} JSON schema of this request's response format."
+        )
     return (
         "Reply with a single JSON object, and nothing else, that validates against this JSON "
         f"schema:\n{json.dumps(schema.model_json_schema(), separators=(',', ':'))}"
@@ -91,6 +101,14 @@ class BaseChatModel:
     ) -> ChatResponse:
         raise NotImplementedError
 
+    def schema_in_prompt(self, schema: type[BaseModel]) -> bool:
+        """Whether :meth:`structured` writes ``schema`` into the system prompt.
+
+        True here: a model that is not handed the schema some other way only learns it from
+        the prompt. A model whose provider takes it as the response format says False.
+        """
+        return True
+
     def structured(
         self,
         messages: str | Iterable[Mapping[str, Any]],
@@ -106,7 +124,10 @@ class BaseChatModel:
         :class:`~lemmata.errors.ModelOutputError` is raised, holding the last reply.
         """
         convo: list[Message] = [
-            {"role": "system", "content": schema_instruction(schema)},
+            {
+                "role": "system",
+                "content": schema_instruction(schema, in_prompt=self.schema_in_prompt(schema)),
+            },
             *normalize_messages(messages),
         ]
         last = ""

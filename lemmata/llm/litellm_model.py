@@ -77,6 +77,15 @@ class LiteLLMModel(BaseChatModel):
     ``json_mode``: ``"auto"`` asks for a JSON schema response format where litellm says the
     model supports one, ``"schema"`` always, ``"object"`` asks for ``json_object``, ``"off"``
     relies on the prompt alone (the tolerant parser reads the reply either way).
+
+    ``schema_in_prompt``: whether structured calls also write the JSON schema into the system
+    prompt. ``None`` (the default) leaves it out only where the provider is handed it as the
+    response format and litellm knows the provider to support schemas (``json_mode="auto"``
+    on a hosted model that supports them), which then shows it to the model: sending it in
+    the prompt too would pay its tokens twice per call (about 480 for a memory extraction). A
+    local server asked for ``"schema"`` may only constrain decoding without the model ever
+    reading the schema's field descriptions, so there it stays in the prompt unless
+    ``schema_in_prompt=False``.
     """
 
     def __init__(
@@ -89,6 +98,7 @@ class LiteLLMModel(BaseChatModel):
         max_retries: int = 4,
         backoff_s: float = 1.0,
         json_mode: str = "auto",
+        schema_in_prompt: bool | None = None,
         extra_params: Mapping[str, Any] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -106,6 +116,7 @@ class LiteLLMModel(BaseChatModel):
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.json_mode = json_mode
+        self._schema_in_prompt = schema_in_prompt
         self.extra_params = dict(extra_params or {})
         self._sleep = sleep
         self._litellm: Any = None
@@ -204,14 +215,23 @@ class LiteLLMModel(BaseChatModel):
                 kwargs["response_format"] = fmt
         return kwargs
 
+    def schema_in_prompt(self, schema: type[BaseModel]) -> bool:
+        """See the class docstring: False only where the provider shows the model the schema."""
+        if self._schema_in_prompt is not None:
+            return self._schema_in_prompt
+        return not (self.json_mode == "auto" and self._provider_takes_schema())
+
+    def _provider_takes_schema(self) -> bool:
+        """Whether litellm's model map says this model takes a JSON schema response format."""
+        try:
+            return bool(self._lib().supports_response_schema(model=self.name))
+        except Exception:  # unknown to litellm's model map: a local server
+            return False
+
     def _response_format(self, schema: type[BaseModel]) -> dict[str, Any] | None:
         mode = self.json_mode
         if mode == "auto":
-            try:
-                supported = self._lib().supports_response_schema(model=self.name)
-            except Exception:  # unknown to litellm's model map: a local server
-                supported = False
-            mode = "schema" if supported else "off"
+            mode = "schema" if self._provider_takes_schema() else "off"
         if mode == "schema":
             return {
                 "type": "json_schema",
