@@ -225,6 +225,12 @@ def _rewrite(sentence: str, speaker: str | None, addressee: str | None) -> tuple
     return out, changed
 
 
+def _caption(ep: StoredEpisode) -> str | None:
+    """The caption of the image an episode shares (LoCoMo's ``blip_caption``), if any."""
+    caption = ep.meta.get("image_caption") or ep.meta.get("blip_caption")
+    return caption.strip() if isinstance(caption, str) and caption.strip() else None
+
+
 class OfflineExtractor:
     """Rule-based structuring that needs no model (see the module docstring)."""
 
@@ -272,12 +278,12 @@ class OfflineExtractor:
 
     def _facts(self, ep: StoredEpisode, addressee: str | None) -> list[DraftFact]:
         text = ep.content
-        caption = ep.meta.get("image_caption") or ep.meta.get("blip_caption")
+        caption = _caption(ep)
         sentences = split_sentences(text)
         shown = None
-        if isinstance(caption, str) and caption.strip():
+        if caption:
             who = ep.speaker or "Someone"
-            what = _PHOTO_OF.sub("", caption.strip().rstrip("."))
+            what = _PHOTO_OF.sub("", caption.rstrip("."))
             shown = f"{who} shared a photo of {what}."
             sentences.append(shown)
         people = {n.lower() for n in (ep.speaker, addressee) if n}
@@ -398,7 +404,9 @@ class ModelExtractor:
                 who = ep.speaker or ep.kind
                 extra = f" [subgoal: {ep.subgoal}]" if ep.subgoal else ""
                 score = f" [outcome: {ep.outcome}]" if ep.outcome is not None else ""
-                lines.append(f"{i}. ({when}) {who}: {ep.content}{extra}{score}")
+                image = _caption(ep)
+                shared = f" [shares an image: {image}]" if image else ""
+                lines.append(f"{i}. ({when}) {who}: {ep.content}{shared}{extra}{score}")
             user = prompt["user"].format(episodes="\n".join(lines))
             before = calls_made(self.model)
             reply = self.model.structured(

@@ -69,6 +69,26 @@ def test_one_batched_call_per_segment_with_exact_sources(tmp_path, embedder):
     assert top.id == miso.id and top.provenance == (ids[1],)
 
 
+def test_the_model_sees_the_image_a_turn_shares(tmp_path, embedder):
+    """A turn whose words are only "Look!" carries its news in the image's caption: the model
+    must be shown it, or the fact it holds can never be extracted."""
+    knowledge = {"facts": [{"statement": "Alice painted a sunset over a lake.", "sources": [1]}]}
+    shared = {
+        "content": "Look what I made!",
+        "speaker": "Alice",
+        "timestamp": "2024-05-02T10:03",
+        "meta": {"blip_caption": "a photo of a painting of a sunset over a lake"},
+    }
+    with ScriptedOpenAIServer([_reply(knowledge)]) as srv:
+        mem = Memory(tmp_path / "m", user="u", embedder=embedder, model=_model(srv))
+        mem.add_episodes([shared])
+        mem.consolidate()
+        prompt = srv.chat_requests()[0]["messages"][-1]["content"]
+    line = next(x for x in prompt.splitlines() if x.startswith("1. "))
+    assert "Look what I made!" in line
+    assert "a photo of a painting of a sunset over a lake" in line
+
+
 def test_a_retried_reply_is_counted_as_the_call_it_is(tmp_path, embedder):
     """A reply that does not validate is sent back with the error: two calls, and the report
     says two (it is what a user budgets by)."""
