@@ -450,6 +450,33 @@ def in_sessions(q: Question, names: set[str]) -> bool:
     return bool(q.evidence) and sessions <= names
 
 
+def hosted_schema_cost(messages: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """What the schema instruction of one recorded call costs, three ways.
+
+    ``local``: the schema written into the system prompt, the only way a local server's model
+    learns it (what was recorded here). ``hosted_twice``: that prompt and the schema again as
+    the ``response_format`` (what a hosted model that takes schemas was sent before the schema
+    left its prompt). ``hosted_once``: the response format and a one-line instruction (what it
+    is sent now). The response format's tokens are counted as the schema's JSON text: each
+    provider renders it to the model its own way, so that part is an estimate.
+    """
+    from pydantic import create_model
+
+    from lemmata.llm import schema_instruction
+
+    system = str(messages[0].get("content") or "")
+    schema_json = system.split("schema:\n", 1)[1] if "schema:\n" in system else "{}"
+    title = str(json.loads(schema_json).get("title") or "Reply")
+    short = schema_instruction(create_model(title), in_prompt=False)
+    as_format = text_tokens(schema_json)
+    local = prompt_tokens(messages[:1])
+    return {
+        "local": local,
+        "hosted_twice": local + as_format,
+        "hosted_once": prompt_tokens([{"role": "system", "content": short}]) + as_format,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEV_SPLIT, help="folder of LoCoMo JSON files")
@@ -560,6 +587,7 @@ def main() -> None:
         kind: {"schema": prompt_tokens(msgs[:1]), "schema+system": prompt_tokens(msgs[:2])}
         for kind, msgs in firsts.items()
     }
+    hosted = {kind: hosted_schema_cost(msgs) for kind, msgs in firsts.items()}
     by_kind = {
         label: {
             kind: {
@@ -583,6 +611,7 @@ def main() -> None:
         "per_query": q_sum,
         "retry": [{"valid": ok.row(), "one_invalid": bad.row()} for ok, bad in retries],
         "fixed_prompt_tokens_per_call": overhead,
+        "hosted_schema_tokens_per_call": hosted,
         "by_kind": by_kind,
         "relate_calls": sum(c.kind == "relate" for s in sessions + turns for c in s.calls),
         "calls_memory_reported_vs_recorded": [
@@ -612,6 +641,15 @@ def main() -> None:
         "\nfixed prompt tokens per call, sent whatever the content (schema instruction / "
         "with the system prompt): "
         + ", ".join(f"{k} {v['schema']} / {v['schema+system']}" for k, v in overhead.items())
+    )
+    print(
+        "the schema on a hosted model that takes it as the response format (tokens per call: "
+        "local server, prompt only / hosted, prompt + response format, as before / hosted, "
+        "response format + a short instruction, now): "
+        + ", ".join(
+            f"{k} {v['local']} / {v['hosted_twice']} / {v['hosted_once']}"
+            for k, v in hosted.items()
+        )
     )
     print("calls and prompt tokens by kind:")
     for label, kinds in by_kind.items():

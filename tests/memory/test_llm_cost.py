@@ -117,3 +117,17 @@ def test_a_retry_adds_exactly_one_call(tmp_path: Path, meter: Any) -> None:
 def test_turns_pair_a_message_with_its_reply() -> None:
     turns = bench.exchanges(SESSION + SESSION[:1])
     assert [len(t) for t in turns] == [2, 2, 1]
+
+
+def test_a_hosted_model_is_no_longer_charged_the_schema_twice(tmp_path: Path, meter: Any) -> None:
+    mem = _memory(tmp_path, meter, "h")
+    before = len(meter.server.chat_requests())
+    bench.ingest_session(mem, meter, "s1", SESSION)
+    first = meter.server.chat_requests()[before]["messages"]
+    cost = bench.hosted_schema_cost(first)
+    schema_alone = cost["hosted_twice"] - cost["local"]
+    assert schema_alone > 200  # the extraction schema is a few hundred tokens
+    # now: the schema once (as the response format) and a one-line instruction
+    assert abs(cost["hosted_once"] - cost["local"]) < 0.1 * cost["local"]
+    assert cost["hosted_twice"] - cost["hosted_once"] > 0.8 * schema_alone
+    mem.close()
