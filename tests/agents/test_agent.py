@@ -203,10 +203,14 @@ def _slow_args(text: str) -> dict | None:
     return {"seconds": float(said.group(1)) if said else 30.0}
 
 
+NAPPING = threading.Event()  # set once a nap has begun: the turn is inside its tool call
+
+
 @operation("demo", time_limit_s=60, examples=("sleep for a while",), extract=_slow_args)
 def nap(args: SlowIn, ctx: OperationContext) -> SlowOut:
     """Sleep, reporting progress, until the time is up or the caller gives up."""
     started = time.monotonic()
+    NAPPING.set()
     while time.monotonic() - started < args.seconds:
         ctx.report("sleeping")
         time.sleep(0.02)
@@ -215,13 +219,22 @@ def nap(args: SlowIn, ctx: OperationContext) -> SlowOut:
 
 def test_ctrl_c_cancels_the_turn_and_leaves_a_valid_thread(make) -> None:
     agent = make(registry=Registry([nap]))
-    # a real SIGINT, as Ctrl-C sends (interrupt_main would not wake a blocked wait)
-    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    started = time.monotonic()
+    # a real SIGINT, as Ctrl-C sends (interrupt_main would not wake a blocked wait), sent
+    # once the turn is inside its tool call, however long a busy machine takes to get there
+    NAPPING.clear()
+    sent: list[float] = []
+
+    def ctrl_c() -> None:
+        if NAPPING.wait(120):
+            time.sleep(0.2)
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=ctrl_c, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         agent.run("sleep please", thread="c1")
-    assert time.monotonic() - started < 10
+    assert sent, "the nap never started"
+    assert time.monotonic() - sent[0] < 10  # cancelled at once, not after the 30 s nap
     state = agent.graph.get_state(agent._config("c1"))
     assert state.next == ()  # nothing left pending
     messages = state.values["messages"]

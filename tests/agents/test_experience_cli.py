@@ -16,6 +16,7 @@ def test_collect_train_eval_from_the_command_line(run_cli, tmp_path: Path) -> No
     out = run_cli(
         "experience", "collect", "textworld-express", "--out", str(run),
         "--tasks", "simonsays", "--demos", "4", "--k", "2", "--json",
+        timeout=300,  # a real collection: generous on a loaded machine
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
@@ -28,7 +29,9 @@ def test_collect_train_eval_from_the_command_line(run_cli, tmp_path: Path) -> No
         first = json.loads((run / f"{name}.jsonl").read_text().splitlines()[0])
         assert [m["role"] for m in first["messages"]] == ["system", "user", "assistant"]
 
-    out = run_cli("experience", "train", str(run), "--method", "il,sr", "--updates", "60")
+    out = run_cli(
+        "experience", "train", str(run), "--method", "il,sr", "--updates", "60", timeout=300
+    )
     assert out.returncode == 0, out.stderr
     assert (run / "policy-il.pt").is_file() and (run / "policy-sr.pt").is_file()
     assert not (run / "policy-iwm.pt").exists()
@@ -36,6 +39,7 @@ def test_collect_train_eval_from_the_command_line(run_cli, tmp_path: Path) -> No
     out = run_cli(
         "experience", "eval", "textworld-express", "-p", str(run / "policy-il.pt"),
         "--tasks", "simonsays", "--limit", "3", "--split", "test-id", "--json",
+        timeout=300,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)["policy-il"]["test-id"]
