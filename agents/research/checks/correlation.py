@@ -3,30 +3,47 @@ integers (a rating from 1 to 5) or strongly skewed (\\|skewness\\| >= 1: a few l
 would carry Pearson's r, and its p-value assumes no such tails); n >= 30 and either
 \\|r\\| >= 0.05 with p < 1e-6 (weak correlations in large samples), or \\|r\\| >= 0.2 with p
 below a Bonferroni bar at 0.1% over the database's correlation hypotheses (moderate ones in a
-few hundred rows). Not when, with time taken out (each month's mean for events,
+few hundred rows). In a small table (fewer than ``SMALL_N`` rows: fifty states, sixty strikes;
+not a time series, whose rows are periods), where each row is one unit and a moderate effect cannot reach either
+bar, \\|r\\| >= ``MIN_R_SMALL`` with p below Bonferroni at ``FAMILY_RATE`` (5%) over the
+database's correlation hypotheses. Not when, with time taken out (each month's mean for events,
 period-to-period changes for a monthly or coarser series), Pearson's \\|r\\| falls below 0.25
 and half of itself: then both columns follow time, not each other.
 
 The Bonferroni bar at 1% (for \\|r\\| >= 0.2), and at 5% with no floor, added false findings
 on null databases: rows of one parent are not independent, so a weak effect in a large table
-clears such a bar by chance more often than its p says."""
+clears such a bar by chance more often than its p says. That dependence is what a large table
+of events has (thousands of rows from a few hundred parents); a small table's rows are its
+units, and there the bar is the database's 5% with a floor on the effect instead."""
 
 from __future__ import annotations
 
 from lemmata.agents.research import evidence as ev
 from lemmata.agents.research import timeseries as ts
 from lemmata.agents.research.checks.base import (
+    FAMILY_RATE,
     CheckContext,
     DataProblem,
     Finding,
     Outcome,
+    TableData,
     fmt,
     score_of,
 )
 from lemmata.agents.research.checks.stats import skew, within_month_r
 from lemmata.agents.research.types import Direction, Hypothesis
 
-__all__ = ["MIN_R", "MIN_R_COUNTED", "RATE", "SKEWED", "check", "clear"]
+__all__ = [
+    "MIN_R",
+    "MIN_R_COUNTED",
+    "MIN_R_SMALL",
+    "RATE",
+    "SKEWED",
+    "SMALL_N",
+    "check",
+    "clear",
+    "is_small",
+]
 
 #: The weakest correlation told.
 MIN_R = 0.05
@@ -34,14 +51,30 @@ MIN_R = 0.05
 MIN_R_COUNTED = 0.2
 #: The family-wise error rate of that bar (over the database's correlation hypotheses).
 RATE = 0.001
+#: Tables with fewer rows than this are small: one row per unit, held to the 5% bar.
+SMALL_N = 200
+#: The weakest correlation told in a small table.
+MIN_R_SMALL = 0.3
 #: The \\|skewness\\| from which a column's correlations are ranked (Spearman).
 SKEWED = 1.0
 
 
-def clear(r: float, p: float, alpha: float = 0.0) -> bool:
+def is_small(t: TableData) -> bool:
+    """Whether a table is small: fewer than ``SMALL_N`` rows, and its rows units rather than
+    the periods of a time series (which follow each other, so that chance agreement between
+    two series is far likelier than a p-value for independent rows says)."""
+    return t.n < SMALL_N and not t.profile.series
+
+
+def clear(r: float, p: float, alpha: float = 0.0, small_alpha: float = 0.0) -> bool:
     """The bar: p < 1e-6 with \\|r\\| >= ``MIN_R`` (weak correlations in large samples), or p
-    below the database's Bonferroni bar ``alpha`` with \\|r\\| >= ``MIN_R_COUNTED``."""
-    return (abs(r) >= MIN_R and p < 1e-6) or (abs(r) >= MIN_R_COUNTED and p < alpha)
+    below the database's Bonferroni bar ``alpha`` with \\|r\\| >= ``MIN_R_COUNTED``, or (in a
+    small table, ``small_alpha`` > 0) p below ``small_alpha`` with \\|r\\| >= ``MIN_R_SMALL``."""
+    return (
+        (abs(r) >= MIN_R and p < 1e-6)
+        or (abs(r) >= MIN_R_COUNTED and p < alpha)
+        or (abs(r) >= MIN_R_SMALL and p < small_alpha)
+    )
 
 
 def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
@@ -64,7 +97,8 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
     else:
         r, p = pearson, float(stats.pearsonr(x[ok], y[ok])[1])
     name = "Spearman rho" if ranked else "Pearson r"
-    if not clear(r, p, ctx.alpha("correlation", 0.0, rate=RATE)):
+    small = ctx.alpha("correlation", 0.0, rate=FAMILY_RATE) if is_small(t) else 0.0
+    if not clear(r, p, ctx.alpha("correlation", 0.0, rate=RATE), small):
         return Outcome(observation=f"{h.table}.{a} ~ {b}: {name} = {r:.2f} (p = {p:.2g})")
     for date_col, days in t.days.items():
         # A daily or weekly series has many rows a month: its months take time out. A

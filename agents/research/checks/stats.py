@@ -43,14 +43,14 @@ def skew(x: Any) -> float:
 
 
 def best_level(
-    x: Any, groups: list[Any], alpha: float = 1e-6
+    x: Any, groups: list[Any], alpha: float = 1e-6, min_group: int = MIN_GROUP
 ) -> tuple[Any, float, float, float, float] | None:
     """The level whose mean differs most from the rest: (level, mean, rest mean, d, p).
 
     Of the levels whose difference is significant (Welch p < ``alpha``), the one with the
     largest effect (the heaviest species, the biggest firm), not the one measured most
     precisely; else the one with the largest t. None when no level and its rest both have
-    ``MIN_GROUP`` values."""
+    ``min_group`` values."""
     import numpy as np
     from scipy import stats
 
@@ -62,7 +62,7 @@ def best_level(
     for level in sorted(set(g.tolist()), key=str):
         inside = g == level
         a, b = x[inside], x[~inside]
-        if len(a) < MIN_GROUP or len(b) < MIN_GROUP:
+        if len(a) < min_group or len(b) < min_group:
             continue
         t, p = stats.ttest_ind(a, b, equal_var=False)
         pooled = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2) or 1e-12
