@@ -311,3 +311,49 @@ def test_of_a_few_named_parents_the_one_that_differs_most_is_told(tmp_path: Path
     found = [i for i in _insights(path) if i.kind == "relationship" and "firm" in i.columns]
     assert [(i.entities, i.direction) for i in found] == [(["firm=big"], "higher")]
     assert _reproduces(path, found[0])
+
+
+def _monthly(path: Path, values: Any) -> Path:
+    rows = [
+        (d.strftime("%Y-%m"), float(v)) for d, v in zip(_months(len(values)), values, strict=True)
+    ]
+    return _write(path, "jobs", {"month": "TEXT PRIMARY KEY", "employed": "REAL"}, rows)
+
+
+def test_a_fall_and_a_recovery_is_one_dated_change_not_a_step(tmp_path: Path) -> None:
+    # Employment rising, falling by 8 for two years from 2008-06 and recovering to its course.
+    rng = np.random.default_rng(12)
+    t = np.arange(144)
+    dip = ((t >= 101) & (t < 125)) * -8.0
+    path = _monthly(tmp_path / "jobs.sqlite", 100 + 0.2 * t + dip + rng.normal(0, 1.5, 144))
+    (change,) = [i for i in _insights(path) if i.kind == "change"]
+    assert change.direction == "decrease" and "recovered" in change.statement
+    assert (change.support["since"], change.support["until"]) == ("2008-06-01", "2010-06-01")
+    assert change.support["shift"] == pytest.approx(-8, abs=1.5)
+    assert _reproduces(path, change)
+    # The rise itself is still told as the trend it is.
+    assert any(i.kind == "trend" and i.direction == "increase" for i in _insights(path))
+
+
+def test_a_step_that_stays_is_not_told_as_a_recovery(tmp_path: Path) -> None:
+    rng = np.random.default_rng(13)
+    t = np.arange(120)
+    path = _monthly(tmp_path / "step.sqlite", 50 + (t >= 60) * 6.0 + rng.normal(0, 1.5, 120))
+    (change,) = [i for i in _insights(path) if i.kind == "change"]
+    assert change.direction == "increase" and "stayed there" in change.statement
+    assert change.support["since"] == "2005-01-01"
+
+
+def test_no_fall_and_recovery_in_noise_or_in_a_curve(tmp_path: Path) -> None:
+    found = []
+    for seed in range(6):
+        rng = np.random.default_rng(100 + seed)
+        t = np.arange(96.0)
+        # Noise, and a smooth curve (a slowdown and a pick-up, no break) with noise.
+        curve = 0.004 * (t - 48) ** 2
+        for k, y in enumerate([rng.normal(0, 1, 96), curve + rng.normal(0, 1, 96)]):
+            path = _monthly(tmp_path / f"n{seed}_{k}.sqlite", 20 + y)
+            found += [
+                i.statement for i in _insights(path) if i.kind == "change" and "until" in i.support
+            ]
+    assert found == []

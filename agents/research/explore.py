@@ -15,18 +15,25 @@ share              one level holds >= max(0.3, 1.3/k) of the rows, chi-square p 
 group_difference   one level's mean differs from the rest: Welch p < 1e-6, \\|Cohen's d\\| >= 0.3;
                    or, where another grouping explains >= 30% of the variance (a field
                    trial's sites), within its blocks: p < alpha / k (k levels), \\|d\\| >= 0.5;
+                   in a small table (< 200 rows, not a time series), levels of >= 8 rows,
+                   \\|d\\| >= 0.8, Welch and Mann-Whitney p < 5% / (group hypotheses * k);
                    a date column with 2-7 values is a grouping too
 relationship       the same test across a link (child values grouped by a parent column, or
                    the number of child rows per parent), p < 1e-6
 correlation        Pearson, or Spearman where a column is skewed (\\|skewness\\| >= 1) or a scale
                    of 3-10 consecutive integers (a rating); n >= 30 and \\|r\\| >= 0.05 with
-                   p < 1e-6, or \\|r\\| >= 0.2 with p < alpha (0.1%); not when, with each month's
-                   mean taken out, \\|r\\| falls below 0.25 and half of itself (both follow time)
+                   p < 1e-6, or \\|r\\| >= 0.2 with p < alpha (0.1%), or in a small table
+                   (< 200 rows, not a time series) \\|r\\| >= 0.3 with p < alpha (5%); not
+                   when, with each month's mean taken out, \\|r\\| falls below 0.25 and half
+                   of itself (both follow time)
 trend              monthly means fit a line (p < alpha, R^2 >= 0.3) at least as well as the best
                    step
-change             the best step leaves <= 0.8 of a line's squared error, Welch p < alpha / s
-                   before/after (s: the split points the step was chosen from), a shift of
-                   >= 0.25 standard deviations
+change             a fall and a recovery: a stretch of periods added to a line leaves <= 0.5
+                   of a line's and a curve's squared error and <= 0.8 of a line with one
+                   step's, F-test p < alpha / s (s: the stretches searched); else a step:
+                   the best step leaves <= 0.8 of a line's squared error, Welch p < alpha / s
+                   before/after (s: the split points the step was chosen from); either a
+                   shift of >= 0.25 standard deviations
 outlier            rows (at most 5) with \\|robust z\\| >= 5.5 (on the log scale for skewed
                    positive columns); for an entity, its mean \\|robust z\\| >= 3 among entities
 =================  ==========================================================================
@@ -42,7 +49,9 @@ monthly means of events and 1e-6 for a series. Correlations, plain group differe
 relationships otherwise keep their fixed bars: a looser Bonferroni bar for them (5%; 1% with
 \\|r\\| >= 0.2 for correlations; 1% for plain group differences) added false findings on null
 databases (the rows of one parent are not independent either, and a looser bar reported noise
-across links).
+across links). A small table (fewer than 200 rows, not a time series) is the exception: its
+rows are its units (fifty states, sixty strikes), a moderate effect there cannot reach a fixed
+bar, and the database's 5% holds, with a floor on the effect (\\|r\\| >= 0.3, \\|d\\| >= 0.8).
 
 A hypothesis that names a table, column or link the survey does not hold (a model's proposal
 can) is answered with an observation; so is what the data makes impossible to test (too few

@@ -8,6 +8,9 @@ correlation that is left once time is taken out.
   quarterly one) explains the detrended values (Kruskal-Wallis p < 1e-3).
 - A level shift is the single split that leaves the least squared error, dated by the first
   period after it.
+- A fall and a recovery (or a rise and a return) is a stretch of periods that departs from the
+  series' course and comes back: the segment that, added to a line, leaves the least squared
+  error (:func:`segment`), set against a single step added to the line and against a curve.
 - Two series that both follow time correlate whether or not they are related; their
   relation is judged on first differences (period to period changes) instead.
 
@@ -27,11 +30,13 @@ from datetime import date
 from typing import Any
 
 __all__ = [
+    "Segment",
     "Trend",
     "differenced_r",
     "period_key",
     "period_start",
     "season_of",
+    "segment",
     "step",
     "trend",
 ]
@@ -157,3 +162,82 @@ def differenced_r(t: Any, x: Any, y: Any) -> float | None:
     if len(dx) < 10 or dx.std() == 0 or dy.std() == 0:
         return None
     return float(np.corrcoef(dx, dy)[0, 1])
+
+
+@dataclass
+class Segment:
+    """A stretch ``y[start:end]`` that departs from the series' line by ``shift`` and comes
+    back. ``p`` is the F-test of adding it to the line (one stretch; ``tried`` were searched,
+    so a bar for the best of them is Bonferroni over ``tried``). ``sse`` is what the line and
+    the stretch leave; ``line_sse``, ``curve_sse`` and ``step_sse`` what a line, a quadratic
+    and a line with one step (a shift that never comes back) leave."""
+
+    start: int
+    end: int
+    shift: float
+    p: float
+    sse: float
+    line_sse: float
+    curve_sse: float
+    step_sse: float
+    tried: int
+
+
+def segment(t: Any, y: Any, margin: int = 3, shortest: int = 2) -> Segment | None:
+    """The stretch of at least ``shortest`` periods, with ``margin`` periods before and after
+    it, whose departure from a line through ``y`` (at times ``t``) explains the most; None
+    when ``y`` is too short.
+
+    With the line's residuals ``r`` and the stretch's indicator ``I``, adding ``I`` to the
+    line takes ``(sum of r over I)^2 / |I less its projection on the line|^2`` off the squared
+    error; prefix sums give that for every stretch at once.
+
+    >>> import numpy as np
+    >>> y = np.r_[np.zeros(10), -5 * np.ones(6), np.zeros(10)] + np.arange(26) * 0.1
+    >>> s = segment(np.arange(26.0), y)
+    >>> (s.start, s.end, round(s.shift, 1))
+    (10, 16, -5.0)
+    """
+    import numpy as np
+    from scipy import stats
+
+    t, y = np.asarray(t, dtype=float), np.asarray(y, dtype=float)
+    n = len(y)
+    if n < 2 * margin + shortest + 3 or np.ptp(t) == 0:
+        return None
+    q, _ = np.linalg.qr(np.column_stack([np.ones(n), t - t.mean()]))
+    r = y - q @ (q.T @ y)
+    line_sse = float(r @ r)
+    zero = np.zeros(1)
+    cr, c1, c2 = (np.concatenate([zero, np.cumsum(v)]) for v in (r, q[:, 0], q[:, 1]))
+    i, j = np.meshgrid(np.arange(margin, n + 1), np.arange(margin, n + 1), indexing="ij")
+    inside = (j - i >= shortest) & (j <= n - margin)
+    i, j = i[inside], j[inside]
+    length = (j - i).astype(float)
+    sum_r = cr[j] - cr[i]
+    norm = length - (c1[j] - c1[i]) ** 2 - (c2[j] - c2[i]) ** 2
+    ok = norm > 1e-9
+    if not ok.any():
+        return None
+    gain = np.where(ok, sum_r**2 / np.where(ok, norm, 1.0), -1.0)
+    best = int(np.argmax(gain))
+    sse = max(line_sse - float(gain[best]), 0.0)
+    f = float(gain[best]) / (sse / (n - 3)) if sse > 0 else math.inf
+    # A step that never comes back, on the same line: a stretch that runs to the end.
+    ends = np.arange(margin, n - margin + 1)
+    sum_e = cr[n] - cr[ends]
+    norm_e = (n - ends) - (c1[n] - c1[ends]) ** 2 - (c2[n] - c2[ends]) ** 2
+    step_sse = line_sse - float(np.max(sum_e**2 / np.maximum(norm_e, 1e-9)))
+    curve = np.polyfit(t - t.mean(), y, 2)
+    curve_sse = float(np.sum((y - np.polyval(curve, t - t.mean())) ** 2))
+    return Segment(
+        start=int(i[best]),
+        end=int(j[best]),
+        shift=float(sum_r[best] / norm[best]),
+        p=float(stats.f.sf(f, 1, n - 3)) if math.isfinite(f) else 0.0,
+        sse=sse,
+        line_sse=line_sse,
+        curve_sse=curve_sse,
+        step_sse=max(step_sse, 0.0),
+        tried=int(ok.sum()),
+    )

@@ -31,7 +31,10 @@ from lemmata.agents.research.checks.base import (
 from lemmata.agents.research.types import Direction, Hypothesis
 from lemmata.environments.database import quote_ident
 
-__all__ = ["check_change", "check_trend", "period_of", "trend_fit"]
+__all__ = ["DIP_SHARE", "check_change", "check_trend", "period_of", "trend_fit"]
+
+#: The most of a line's (and a curve's) squared error that a fall and its recovery may leave.
+DIP_SHARE = 0.5
 
 
 def period_of(ctx: CheckContext, table: str, date_col: str) -> str:
@@ -120,6 +123,8 @@ def trend_fit(ctx: CheckContext, table: str, num: str, date_col: str) -> dict[st
         "step_sse": step_sse,
         "split_month": int(t[split]) if split else None,
         "months": len(t),
+        "t": t,
+        "values": y,
         "first": float(y[:3].mean()),
         "last": float(y[-3:].mean()),
         "rows": (keys, x),
@@ -189,6 +194,13 @@ def check_change(ctx: CheckContext, h: Hypothesis) -> Outcome:
     fit = trend_fit(ctx, h.table, num, date_col)
     if fit is None or fit["split_month"] is None:
         raise DataProblem(f"{h.table}.{num} over {date_col}: too few months")
+    # Events give many rows a side; a series has one a period, so it needs less. Counted
+    # hypotheses set the bar instead: Bonferroni over them and over the split points (or
+    # stretches) the fit chose from (the best of them is no single test).
+    fixed = 1e-8 if fit["period"] == "month" and not ctx.survey.tables[h.table].series else 1e-6
+    dip = _fall_and_recovery(ctx, h, fit, fixed)
+    if dip is not None:
+        return dip
     months, x = fit["rows"]
     before, after = x[months < fit["split_month"]], x[months >= fit["split_month"]]
     if min(len(before), len(after)) < (5 if fit["period"] != "month" else 10):
@@ -197,21 +209,11 @@ def check_change(ctx: CheckContext, h: Hypothesis) -> Outcome:
     p = float(p)
     sd = float(x.std()) or 1e-12
     diff = float(after.mean() - before.mean())
-    # Events give many rows a side; a series has one a period, so it needs less. Counted
-    # hypotheses set the bar instead: Bonferroni over them and over the split points the
-    # step fit chose from (the best of them is no single test).
-    fixed = 1e-8 if fit["period"] == "month" and not ctx.survey.tables[h.table].series else 1e-6
     splits = max(1, fit["months"] - 5)
     alpha = ctx.alpha("change", fixed * splits) / splits
     if not (p < alpha and abs(diff) >= 0.25 * sd and fit["step_sse"] <= 0.8 * fit["lin_sse"]):
         return Outcome(observation=f"{h.table}.{num} over {date_col}: no step change")
     when = ts.period_start(fit["split_month"], fit["period"]).isoformat()
-    time_sql = ctx.col(h.table, date_col).time_sql()
-    since = (
-        f"{time_sql} >= {ev.literal(when)}"
-        if time_sql == quote_ident(date_col)
-        else f"date({time_sql}) >= {ev.literal(when)}"
-    )
     before_mean = float(before.mean())
     return ctx.outcome(
         Finding(
@@ -220,7 +222,9 @@ def check_change(ctx: CheckContext, h: Hypothesis) -> Outcome:
             columns=[num, date_col],
             direction="increase" if diff > 0 else "decrease",
             evidence_sql=ev.mean_sql(
-                h.table, ctx.expr(h.table, num), [since, ctx.col(h.table, num).present()]
+                h.table,
+                ctx.expr(h.table, num),
+                [_dated(ctx, h.table, date_col, ">=", when), ctx.col(h.table, num).present()],
             ),
             statement=lambda value: (
                 f"{h.table}.{num} {'rose' if diff > 0 else 'fell'} from a mean of "
@@ -232,6 +236,81 @@ def check_change(ctx: CheckContext, h: Hypothesis) -> Outcome:
                 "p": p,
                 "since": when,
                 "before_mean": before_mean,
+            },
+        )
+    )
+
+
+def _dated(ctx: CheckContext, table: str, date_col: str, op: str, when: str) -> str:
+    """The SQL condition ``date_col op when`` (an ISO date), whatever form the column has."""
+    time_sql = ctx.col(table, date_col).time_sql()
+    if time_sql != quote_ident(date_col):
+        time_sql = f"date({time_sql})"
+    return f"{time_sql} {op} {ev.literal(when)}"
+
+
+def _fall_and_recovery(
+    ctx: CheckContext, h: Hypothesis, fit: dict[str, Any], fixed: float
+) -> Outcome | None:
+    """A stretch of periods that departs from the series' course and comes back (a fall in a
+    recession and the recovery after it), when one single step would tell it wrongly.
+
+    Told when the stretch, added to the line, clears Bonferroni over the database's change
+    hypotheses and the stretches searched (F-test), leaves at most ``DIP_SHARE`` of what a
+    line or a curve leaves and at most 0.8 of what a line with one step leaves, and departs
+    by at least a quarter of the values' standard deviation. None when it is not."""
+    import numpy as np
+
+    num, date_col = h.columns
+    t, y = fit["t"], fit["values"]
+    seg = ts.segment(t, y)
+    if seg is None:
+        return None
+    alpha = ctx.alpha("change", fixed * seg.tried) / seg.tried
+    if not (
+        seg.p < alpha
+        and seg.sse <= DIP_SHARE * min(seg.line_sse, seg.curve_sse)
+        and seg.sse <= 0.8 * seg.step_sse
+        and abs(seg.shift) >= 0.25 * float(np.std(y))
+    ):
+        return None
+    period = fit["period"]
+    since = ts.period_start(int(t[seg.start]), period).isoformat()
+    until = ts.period_start(int(t[seg.end]), period).isoformat()
+    fell = seg.shift < 0
+    outside = np.r_[y[: seg.start], y[seg.end :]]
+    around = float(outside.mean())
+    return ctx.outcome(
+        Finding(
+            kind="change",
+            table=h.table,
+            columns=[num, date_col],
+            direction="decrease" if fell else "increase",
+            evidence_sql=ev.mean_sql(
+                h.table,
+                ctx.expr(h.table, num),
+                [
+                    _dated(ctx, h.table, date_col, ">=", since),
+                    _dated(ctx, h.table, date_col, "<", until),
+                    ctx.col(h.table, num).present(),
+                ],
+            ),
+            statement=lambda value: (
+                f"{h.table}.{num} {'fell' if fell else 'rose'} from {since} to before {until} "
+                f"and then {'recovered' if fell else 'came back'}: a mean of {fmt(value)} in "
+                f"those {seg.end - seg.start} {period}s, {fmt(abs(seg.shift))} "
+                f"{'below' if fell else 'above'} the course of the other {period}s (mean "
+                f"{fmt(around)})"
+            ),
+            score=score_of(seg.p * seg.tried),
+            support={
+                "test": "line plus one stretch of period means (F-test), against one step",
+                "p": seg.p,
+                "stretches_searched": seg.tried,
+                "since": since,
+                "until": until,
+                "shift": seg.shift,
+                "share_of_line_error": seg.sse / seg.line_sse if seg.line_sse else 0.0,
             },
         )
     )
