@@ -357,3 +357,13 @@ def test_no_fall_and_recovery_in_noise_or_in_a_curve(tmp_path: Path) -> None:
                 i.statement for i in _insights(path) if i.kind == "change" and "until" in i.support
             ]
     assert found == []
+
+
+def test_the_stretch_search_has_a_bound_on_the_periods_it_holds() -> None:
+    from lemmata.agents.research.timeseries import MAX_SEGMENT_PERIODS, segment
+
+    n = MAX_SEGMENT_PERIODS
+    y = np.r_[np.zeros(n // 2), -3 * np.ones(n // 4), np.zeros(n - n // 2 - n // 4)]
+    found = segment(np.arange(float(n)), y)
+    assert found is not None and (found.start, found.end) == (n // 2, n // 2 + n // 4)
+    assert segment(np.arange(n + 1.0), np.r_[y, 0.0]) is None

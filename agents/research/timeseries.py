@@ -30,6 +30,7 @@ from datetime import date
 from typing import Any
 
 __all__ = [
+    "MAX_SEGMENT_PERIODS",
     "Segment",
     "Trend",
     "differenced_r",
@@ -183,10 +184,14 @@ class Segment:
     tried: int
 
 
+#: The most periods :func:`segment` searches (its search holds every pair of ends in memory).
+MAX_SEGMENT_PERIODS = 1200
+
+
 def segment(t: Any, y: Any, margin: int = 3, shortest: int = 2) -> Segment | None:
     """The stretch of at least ``shortest`` periods, with ``margin`` periods before and after
     it, whose departure from a line through ``y`` (at times ``t``) explains the most; None
-    when ``y`` is too short.
+    when ``y`` is too short, or longer than ``MAX_SEGMENT_PERIODS``.
 
     With the line's residuals ``r`` and the stretch's indicator ``I``, adding ``I`` to the
     line takes ``(sum of r over I)^2 / |I less its projection on the line|^2`` off the squared
@@ -203,7 +208,7 @@ def segment(t: Any, y: Any, margin: int = 3, shortest: int = 2) -> Segment | Non
 
     t, y = np.asarray(t, dtype=float), np.asarray(y, dtype=float)
     n = len(y)
-    if n < 2 * margin + shortest + 3 or np.ptp(t) == 0:
+    if not 2 * margin + shortest + 3 <= n <= MAX_SEGMENT_PERIODS or np.ptp(t) == 0:
         return None
     q, _ = np.linalg.qr(np.column_stack([np.ones(n), t - t.mean()]))
     r = y - q @ (q.T @ y)
