@@ -12,6 +12,11 @@ Writes are durable when they return (SQLite, WAL, one transaction per call) and 
 structuring: ``consolidate()`` (or :meth:`Memory.background`, or the next ``retrieve``)
 turns pending episodes into facts and procedures. The vector index is derived from the log and
 can be rebuilt with :meth:`Memory.reindex`.
+
+What a batch of new knowledge does to the stored knowledge (duplicates, contradictions,
+supersession) is decided by :func:`~lemmata.memory.write_plan.plan_writes`, from data this
+module gathers; this module applies the plan. The background worker is
+:class:`~lemmata.memory.background.BackgroundConsolidator`.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
 from lemmata.errors import LemmataError, UsageError
-from lemmata.memory.consolidate import RelationVerdict, parse_claim, relate_by_rules
+from lemmata.memory.background import BackgroundConsolidator
+from lemmata.memory.consolidate import RelationVerdict
 from lemmata.memory.extract import (
     DraftFact,
     DraftProcedure,
@@ -44,9 +50,10 @@ from lemmata.memory.extract import (
     calls_since,
     load_prompt,
 )
-from lemmata.memory.log import ItemRow, MemoryLog
+from lemmata.memory.log import MemoryLog
 from lemmata.memory.retrieve import RetrievalConfig, retrieve
-from lemmata.memory.text import entities, normalise, terms
+from lemmata.memory.rows import ItemRow, stored_episode, to_node, unpack
+from lemmata.memory.text import entities, terms
 from lemmata.memory.types import (
     AuditEntry,
     Episode,
@@ -60,8 +67,8 @@ from lemmata.memory.types import (
     describe_error,
     new_id,
     procedure_text,
-    stable_id,
 )
+from lemmata.memory.write_plan import Existing, Judge, StoredFact, lookups, plan_writes
 
 if TYPE_CHECKING:
     import sqlite3
@@ -488,7 +495,7 @@ class Memory:
                     if progress:
                         progress(done, len(rows))
                     continue
-                segment = [_stored(r) for r in seg_rows]
+                segment = [stored_episode(r) for r in seg_rows]
                 try:
                     extraction = self.extractor.extract(segment)
                 except LemmataError as exc:
@@ -548,122 +555,34 @@ class Memory:
         origin: str,
         report: ConsolidationReport | None = None,
     ) -> tuple[list[str], list[str]]:
-        """Decide duplicates and contradictions, then write everything in one transaction and
-        index what is new. Returns the ids of the facts (new or the ones they duplicate) and of
-        the procedures."""
+        """Gather what the batch may meet in the log and the index, let :func:`plan_writes`
+        decide duplicates and contradictions, then write the plan in one transaction and index
+        what is new. Returns the ids of the facts (new or the ones they duplicate) and of the
+        procedures."""
         ns = self.namespace
         report = report or ConsolidationReport()
         facts = extraction.facts
         procs = extraction.procedures
-        proc_texts = [procedure_text(p.subgoal, p.steps, p.insight, p.outcome) for p in procs]
-        texts = [f.statement for f in facts] + proc_texts
+        texts = [f.statement for f in facts] + [
+            procedure_text(p.subgoal, p.steps, p.insight, p.outcome) for p in procs
+        ]
         vectors = self.embedder.embed(texts) if texts else np.zeros((0, 1), np.float32)
-        fvec = vectors[: len(facts)]
-        neighbours: list[list[tuple[str, float]]] = (
-            self.index.query(self._space, fvec, 5) if len(facts) else []
+        near: list[list[tuple[str, float]]] = (
+            self.index.query(self._space, vectors[: len(facts)], 5) if len(facts) else []
         )
-
-        rows: list[ItemRow] = []
-        row_vec: list[np.ndarray] = []
-        fact_ids: list[str] = []
-        closes: list[tuple[str, str, str | None]] = []
-        extra_sources: list[tuple[str, list[str]]] = []
-        audits: list[tuple[str, str | None, dict[str, Any]]] = []
-        batch_norm: dict[str, ItemRow] = {}
-        batch_claims: dict[str, list[ItemRow]] = {}
-        for i, draft in enumerate(facts):
-            norm = normalise(draft.statement)
-            if not norm:
-                report.rejected += 1
-                fact_ids.append("")
-                continue
-            session = fact_sessions[i]
-            fid = stable_id("fa", ns.user, ns.agent, session, norm, *sorted(draft.sources))
-            vf = draft.valid_from.isoformat() if draft.valid_from else None
-            # 1. duplicates: same normalised text, stored or earlier in this batch
-            same = [r for r in self.log.by_norm(ns, norm) if r["valid_to"] is None]
-            if same or norm in batch_norm:
-                target = same[0]["id"] if same else batch_norm[norm].id
-                if norm in batch_norm and not same:
-                    batch_norm[norm].sources += [
-                        s for s in draft.sources if s not in batch_norm[norm].sources
-                    ]
-                else:
-                    extra_sources.append((target, draft.sources))
-                fact_ids.append(target)
-                report.duplicates += 1
-                audits.append(
-                    ("duplicate", target, {"statement": draft.statement, "sources": draft.sources})
-                )
-                continue
-            row = ItemRow(
-                id=fid,
-                kind="fact",
-                session=session,
-                text=draft.statement,
-                norm=norm,
-                credibility=draft.credibility,
-                valid_from=vf,
-                valid_to=draft.valid_to.isoformat() if draft.valid_to else None,
-                origin=origin,
-                event_dates=draft.event_dates,
-                sources=list(draft.sources),
-                tags=list(dict.fromkeys(draft.tags)),
-                entities=list(dict.fromkeys(draft.entities)),
-                context=draft.context,
-                context_sources=list(draft.context_sources),
-            )
-            # 2. contradictions by rule among facts making a claim on the same key
-            claim = parse_claim(draft.statement)
-            decided = len(closes) + len(audits)
-            if claim is not None:
-                row.entities.append(claim.key)
-                stored = self.log.items(ns, self.log.items_with_term(ns, claim.key))
-                for old in stored:
-                    if relate_by_rules(draft.statement, old["text"]) == "contradiction":
-                        self._supersede(row, old["id"], old["valid_from"], closes, audits)
-                for old_row in batch_claims.get(claim.key, []):
-                    if relate_by_rules(draft.statement, old_row.text) == "contradiction":
-                        self._supersede_in_batch(row, old_row, audits)
-                batch_claims.setdefault(claim.key, []).append(row)
-            # 3. near neighbours no rule decided: the model, or kept and counted
-            if len(closes) + len(audits) == decided:
-                self._ambiguous(
-                    row, neighbours[i] if i < len(neighbours) else [], closes, audits, report
-                )
-            batch_norm[norm] = row
-            rows.append(row)
-            row_vec.append(fvec[i])
-            fact_ids.append(fid)
-
-        proc_ids: list[str] = []
-        for j, p in enumerate(procs):
-            session = proc_sessions[j]
-            sg = normalise(p.subgoal)
-            sid = stable_id("sg", ns.user, ns.agent, sg)
-            pid = stable_id("pr", ns.user, ns.agent, session, sg, proc_texts[j], *sorted(p.sources))
-            rows.append(
-                ItemRow(
-                    id=pid,
-                    kind="procedure",
-                    session=session,
-                    text=proc_texts[j],
-                    norm=normalise(proc_texts[j]),
-                    origin=origin,
-                    subgoal_id=sid,
-                    steps=p.steps,
-                    insight=p.insight,
-                    outcome=p.outcome,
-                    sources=p.sources,
-                    tags=terms(p.subgoal)[:16],
-                    entities=entities(p.subgoal),
-                    valid_from=None,
-                    subgoal_text=p.subgoal,
-                )
-            )
-            row_vec.append(vectors[len(facts) + j])
-            proc_ids.append(pid)
-
+        plan = plan_writes(
+            ns,
+            facts,
+            fact_sessions,
+            procs,
+            proc_sessions,
+            self._existing(facts, near),
+            origin=origin,
+            now=datetime.now().isoformat(timespec="seconds"),
+            ambiguous_at=self.ambiguous_at,
+            judge=_judge(self.model, report) if self.model is not None else None,
+        )
+        rows = plan.rows
         inserted: list[ItemRow] = []
         with self.log.transaction() as db:
             for row in rows:
@@ -674,18 +593,21 @@ class Memory:
                     self.log.audit(
                         db, ns, f"add_{row.kind}", row.id, text=row.text, sources=row.sources
                     )
-            for target, sources in extra_sources:
+            for target, sources in plan.merged:
                 self.log.add_sources(db, ns, target, sources)
-            for old_id, valid_to, successor in closes:
+            for old_id, valid_to, successor in plan.closes:
                 self.log.close_item(db, ns, old_id, valid_to, successor)
-            for op, item_id, detail in audits:
+            for op, item_id, detail in plan.audits:
                 self.log.audit(db, ns, op, item_id, **detail)
             if structured:
                 self.log.mark_structured(db, ns, structured)
                 self.log.audit(
                     db, ns, "consolidate", None, episodes=len(structured), extractor=origin
                 )
-        report.superseded += len(closes)
+        report.rejected += plan.rejected
+        report.duplicates += plan.duplicates
+        report.ambiguous += plan.ambiguous
+        report.superseded += len(plan.closes)
         report.facts_added += sum(1 for r in inserted if r.kind == "fact")
         report.procedures_added += sum(1 for r in inserted if r.kind == "procedure")
         if inserted:
@@ -694,89 +616,55 @@ class Memory:
             self.index.add(
                 self._space,
                 [rows[k].id for k in idx],
-                np.stack([row_vec[k] for k in idx]),
+                np.stack([vectors[plan.drafts[k]] for k in idx]),
                 [{"session": rows[k].session, "kind": rows[k].kind} for k in idx],
             )
             self.log.mark_indexed(ns, [rows[k].id for k in idx])
-        return fact_ids, proc_ids
+        return plan.fact_ids, plan.procedure_ids
 
-    @staticmethod
-    def _supersede(
-        row: ItemRow,
-        old_id: str,
-        old_from: str | None,
-        closes: list[tuple[str, str, str | None]],
-        audits: list[tuple[str, str | None, dict[str, Any]]],
-    ) -> None:
-        new_from = row.valid_from or datetime.now().isoformat(timespec="seconds")
-        if old_from is not None and row.valid_from is not None and old_from > row.valid_from:
-            # the stored fact is the newer one: the new fact enters history, already closed
-            row.valid_to, row.superseded_by = old_from, old_id
-            audits.append(("superseded", row.id, {"by": old_id}))
-            return
-        closes.append((old_id, new_from, row.id))
-        audits.append(("superseded", old_id, {"by": row.id, "valid_to": new_from}))
-
-    @staticmethod
-    def _supersede_in_batch(
-        row: ItemRow, old: ItemRow, audits: list[tuple[str, str | None, dict[str, Any]]]
-    ) -> None:
-        if old.valid_to is not None:
-            return
-        if (old.valid_from or "") > (row.valid_from or ""):
-            row.valid_to, row.superseded_by = old.valid_from, old.id
-            audits.append(("superseded", row.id, {"by": old.id}))
-        else:
-            old.valid_to = row.valid_from or datetime.now().isoformat(timespec="seconds")
-            old.superseded_by = row.id
-            audits.append(("superseded", old.id, {"by": row.id, "valid_to": old.valid_to}))
-
-    def _ambiguous(
-        self,
-        row: ItemRow,
-        near: list[tuple[str, float]],
-        closes: list[tuple[str, str, str | None]],
-        audits: list[tuple[str, str | None, dict[str, Any]]],
-        report: ConsolidationReport,
-    ) -> None:
-        close = [i for i, d in near if 1.0 - d >= self.ambiguous_at]
-        if not close:
-            return
-        ents = {e for e in row.entities if not e.startswith(("date:", "claim:"))}
-        for old in self.log.items(self.namespace, close, current_only=True):
-            old_terms = {
-                t for t, _ in self.log.terms_of(self.namespace, [old["id"]]).get(old["id"], [])
-            }
-            if ents and not ents & old_terms:
-                continue
-            if relate_by_rules(row.text, old["text"]) != "unknown":
-                continue
-            if self.model is None:
-                report.ambiguous += 1
-                continue
-            prompt = load_prompt("relate")
-            before = calls_made(self.model)
-            verdict = self.model.structured(
-                [
-                    {"role": "system", "content": prompt["system"]},
-                    {
-                        "role": "user",
-                        "content": prompt["user"].format(
-                            older=old["text"],
-                            older_time=old["valid_from"] or "unknown",
-                            newer=row.text,
-                            newer_time=row.valid_from or "unknown",
-                        ),
-                    },
-                ],
-                RelationVerdict,
+    def _existing(
+        self, facts: Sequence[DraftFact], near: list[list[tuple[str, float]]]
+    ) -> Existing:
+        """The stored items a batch of facts may duplicate, contradict or nearly repeat (what
+        :func:`lookups` names), read from the log."""
+        ns = self.namespace
+        need = lookups(facts, near, ambiguous_at=self.ambiguous_at)
+        by_norm = {
+            n: [r["id"] for r in self.log.by_norm(ns, n) if r["valid_to"] is None]
+            for n in need.norms
+        }
+        by_claim = {
+            key: self._stored_facts(self.log.items(ns, self.log.items_with_term(ns, key)))
+            for key in need.claim_keys
+        }
+        current = (
+            self._stored_facts(
+                self.log.items(ns, need.near_ids, current_only=True), with_terms=True
             )
-            report.model_calls += calls_since(self.model, before)
-            if verdict.relation == "contradiction":
-                self._supersede(row, old["id"], old["valid_from"], closes, audits)
-            elif verdict.relation == "duplicate":
-                row.credibility = max(row.credibility, float(old["credibility"]))
-                audits.append(("near_duplicate", row.id, {"of": old["id"], "decided_by": "model"}))
+            if need.near_ids
+            else []
+        )
+        return Existing(
+            by_norm=by_norm,
+            by_claim=by_claim,
+            near=near,
+            current={f.id: f for f in current},
+        )
+
+    def _stored_facts(
+        self, rows: Sequence[sqlite3.Row], *, with_terms: bool = False
+    ) -> list[StoredFact]:
+        tags = self.log.terms_of(self.namespace, [r["id"] for r in rows]) if with_terms else {}
+        return [
+            StoredFact(
+                id=r["id"],
+                text=r["text"],
+                valid_from=r["valid_from"],
+                credibility=float(r["credibility"]),
+                terms=frozenset(t for t, _ in tags.get(r["id"], [])),
+            )
+            for r in rows
+        ]
 
     # -- reading ------------------------------------------------------------------------
 
@@ -865,22 +753,22 @@ class Memory:
     def get(self, item_id: str) -> Fact | Procedure | None:
         """A fact or procedure of this namespace by id (None if absent or elsewhere)."""
         rows = self.log.items(self.namespace, [item_id])
-        return _to_node(rows[0], self.log.terms_of(self.namespace, [item_id])) if rows else None
+        return to_node(rows[0], self.log.terms_of(self.namespace, [item_id])) if rows else None
 
     def facts(self, *, current_only: bool = False, limit: int | None = None) -> list[Fact]:
         """The namespace's facts, oldest first."""
         rows = self.log.items(self.namespace, kind="fact", current_only=current_only, limit=limit)
         tags = self.log.terms_of(self.namespace, [r["id"] for r in rows])
-        return [n for r in rows if isinstance(n := _to_node(r, tags), Fact)]
+        return [n for r in rows if isinstance(n := to_node(r, tags), Fact)]
 
     def procedures(self, *, limit: int | None = None) -> list[Procedure]:
         """The namespace's procedures, oldest first."""
         rows = self.log.items(self.namespace, kind="procedure", limit=limit)
-        return [n for r in rows if isinstance(n := _to_node(r, {}), Procedure)]
+        return [n for r in rows if isinstance(n := to_node(r, {}), Procedure)]
 
     def episodes(self, *, limit: int | None = None) -> list[StoredEpisode]:
         """The namespace's episodes in the order they were added."""
-        return [_stored(r) for r in self.log.episodes(self.namespace, limit=limit)]
+        return [stored_episode(r) for r in self.log.episodes(self.namespace, limit=limit)]
 
     def audit(self, limit: int = 50) -> list[AuditEntry]:
         """The latest changes, oldest first."""
@@ -903,7 +791,7 @@ class Memory:
             g.add_node(
                 row["id"], kind=row["kind"], text=row["text"], current=row["valid_to"] is None
             )
-            for ep in (row["sources"] or "").split("\x1f"):
+            for ep in unpack(row["sources"]):
                 if ep:
                     g.add_node(ep, kind="episode")
                     g.add_edge(row["id"], ep, relation="derived_from")
@@ -987,41 +875,31 @@ class Memory:
         return n
 
 
-class BackgroundConsolidator:
-    """A daemon thread running :meth:`Memory.consolidate` while episodes are pending."""
+def _judge(model: ChatModel, report: ConsolidationReport) -> Judge:
+    """Ask ``model`` how an ambiguous pair relates (its calls counted in ``report``)."""
 
-    def __init__(self, memory: Memory, interval_s: float) -> None:
-        self.memory = memory
-        self.interval_s = interval_s
-        self.errors: list[BaseException] = []
-        self.reports: list[ConsolidationReport] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="lemmata-memory", daemon=True)
+    def judge(old: StoredFact, new: ItemRow) -> str:
+        prompt = load_prompt("relate")
+        before = calls_made(model)
+        verdict = model.structured(
+            [
+                {"role": "system", "content": prompt["system"]},
+                {
+                    "role": "user",
+                    "content": prompt["user"].format(
+                        older=old.text,
+                        older_time=old.valid_from or "unknown",
+                        newer=new.text,
+                        newer_time=new.valid_from or "unknown",
+                    ),
+                },
+            ],
+            RelationVerdict,
+        )
+        report.model_calls += calls_since(model, before)
+        return verdict.relation
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self._once()
-        self._once()
-
-    def _once(self) -> None:
-        try:
-            if self.memory._due():
-                self.reports.append(self.memory.consolidate())
-        except BaseException as exc:  # kept for the owner to see; the thread goes on
-            self.errors.append(exc)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def __enter__(self) -> BackgroundConsolidator:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    return judge
 
 
 def _as_datetime(value: datetime | str | None) -> datetime | None:
@@ -1033,51 +911,3 @@ def _as_datetime(value: datetime | str | None) -> datetime | None:
         return parse_timestamp(value)
     except ValueError as exc:
         raise UsageError(f"as_of: {exc}") from None
-
-
-def _stored(r: sqlite3.Row) -> StoredEpisode:
-    import json
-
-    return StoredEpisode(
-        id=r["id"],
-        session=r["session"],
-        kind=r["kind"],
-        speaker=r["speaker"],
-        content=r["content"],
-        timestamp=datetime.fromisoformat(r["ts"]) if r["ts"] else None,
-        subgoal=r["subgoal"],
-        outcome=r["outcome"],
-        meta=json.loads(r["meta"] or "{}"),
-    )
-
-
-def _to_node(r: sqlite3.Row, terms_by_id: Mapping[str, list[tuple[str, str]]]) -> Fact | Procedure:
-    import json
-
-    sources = tuple((r["sources"] or "").split("\x1f")) if r["sources"] else ()
-    if r["kind"] == "procedure":
-        return Procedure(
-            id=r["id"],
-            subgoal_id=r["subgoal_id"],
-            subgoal=r["subgoal"] or "",
-            steps=tuple(json.loads(r["steps"] or "[]")),
-            insight=r["insight"] or "",
-            outcome=r["outcome"],
-            session=r["session"],
-            sources=sources,
-            origin=r["origin"],
-        )
-    tv = terms_by_id.get(r["id"], [])
-    return Fact(
-        id=r["id"],
-        statement=r["text"],
-        session=r["session"],
-        tags=tuple(t for t, k in tv if k == "tag"),
-        entities=tuple(t for t, k in tv if k == "entity" and not t.startswith("claim:")),
-        credibility=r["credibility"],
-        valid_from=datetime.fromisoformat(r["valid_from"]) if r["valid_from"] else None,
-        valid_to=datetime.fromisoformat(r["valid_to"]) if r["valid_to"] else None,
-        superseded_by=r["superseded_by"],
-        sources=sources,
-        origin=r["origin"],
-    )

@@ -16,6 +16,12 @@ error, and when that extractor is due to try again; another extractor need not w
 ``items.indexed`` says whether the vector index has the item, so an index that fell behind (a
 crash between the two writes) is caught up on the next open.
 
+This module holds the connection, its transactions and the plain reads and writes. The
+tables' definitions and the upgrade of an older file are in :mod:`~lemmata.memory.schema`,
+the retrieval channels' queries in :mod:`~lemmata.memory.search_sql` (methods of
+:class:`MemoryLog` all the same), and how a row is packed and read back in
+:mod:`~lemmata.memory.rows`.
+
 ``documents`` holds the key-value documents of :class:`~lemmata.memory.store.PlugMemStore`
 (LangGraph's store): ``ns`` is the whole LangGraph namespace with its labels joined by ``.``
 (a label never holds one), ``user``/``agent``/``session`` its first three labels as a PlugMem
@@ -41,120 +47,20 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from lemmata.errors import LemmataError
-from lemmata.memory.graph import (
-    GRAPH_TERM_SQL,
-    classify_entity,
-    entity_key,
-    graph_term,
-    set_kinds,
-)
-from lemmata.memory.text import entities
+from lemmata.memory import schema
+from lemmata.memory.graph import classify_entity, entity_key, graph_term, set_kinds
+from lemmata.memory.rows import ITEM_COLUMNS, SOURCES_COLUMN, ItemRow, chunks, item_values
+from lemmata.memory.search_sql import SearchQueries
 from lemmata.memory.types import AuditEntry, Episode, Namespace
 
 __all__ = ["ItemRow", "MemoryLog", "StoreError"]
 
-SCHEMA_VERSION = 2
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS episodes (
-    id TEXT NOT NULL, user TEXT NOT NULL, agent TEXT NOT NULL, session TEXT NOT NULL,
-    kind TEXT NOT NULL, speaker TEXT, content TEXT NOT NULL, ts TEXT, subgoal TEXT,
-    outcome REAL, meta TEXT NOT NULL DEFAULT '{}', structured INTEGER NOT NULL DEFAULT 0,
-    created_at REAL NOT NULL,
-    PRIMARY KEY (user, agent, id)
-);
-CREATE INDEX IF NOT EXISTS episodes_pending ON episodes (user, agent, structured, session);
-CREATE TABLE IF NOT EXISTS segment_retries (
-    user TEXT NOT NULL, agent TEXT NOT NULL, session TEXT NOT NULL,
-    extractor TEXT NOT NULL, attempts INTEGER NOT NULL, retry_at REAL NOT NULL,
-    error TEXT NOT NULL, PRIMARY KEY (user, agent, session)
-);
-CREATE INDEX IF NOT EXISTS episodes_session ON episodes (user, agent, session);
-CREATE INDEX IF NOT EXISTS episodes_speaker ON episodes (user, agent, speaker COLLATE NOCASE);
-CREATE TABLE IF NOT EXISTS items (
-    id TEXT NOT NULL, kind TEXT NOT NULL, user TEXT NOT NULL, agent TEXT NOT NULL,
-    session TEXT NOT NULL, text TEXT NOT NULL, norm TEXT NOT NULL, credibility REAL NOT NULL,
-    valid_from TEXT, valid_to TEXT, superseded_by TEXT, origin TEXT NOT NULL,
-    subgoal_id TEXT, steps TEXT, insight TEXT, outcome REAL, event_dates TEXT,
-    created_at REAL NOT NULL, indexed INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (user, agent, id)
-);
-CREATE INDEX IF NOT EXISTS items_norm ON items (user, agent, norm);
-CREATE INDEX IF NOT EXISTS items_unindexed ON items (indexed) WHERE indexed = 0;
-CREATE INDEX IF NOT EXISTS items_subgoal ON items (user, agent, subgoal_id);
-CREATE TABLE IF NOT EXISTS item_sources (
-    user TEXT NOT NULL, agent TEXT NOT NULL, item_id TEXT NOT NULL, episode_id TEXT NOT NULL,
-    PRIMARY KEY (user, agent, item_id, episode_id)
-);
-CREATE INDEX IF NOT EXISTS item_sources_episode ON item_sources (user, agent, episode_id);
-CREATE TABLE IF NOT EXISTS item_terms (
-    user TEXT NOT NULL, agent TEXT NOT NULL, term TEXT NOT NULL, item_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    PRIMARY KEY (user, agent, term, item_id)
-);
-CREATE INDEX IF NOT EXISTS item_terms_item ON item_terms (user, agent, item_id);
-CREATE TABLE IF NOT EXISTS subgoals (
-    id TEXT NOT NULL, user TEXT NOT NULL, agent TEXT NOT NULL, text TEXT NOT NULL,
-    PRIMARY KEY (user, agent, id)
-);
-CREATE TABLE IF NOT EXISTS item_context (
-    user TEXT NOT NULL, agent TEXT NOT NULL, item_id TEXT NOT NULL, episode_id TEXT NOT NULL,
-    PRIMARY KEY (user, agent, item_id, episode_id)
-);
-CREATE INDEX IF NOT EXISTS item_context_episode ON item_context (user, agent, episode_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS items_fts USING fts5(
-    text, item_id UNINDEXED, tokenize = 'porter unicode61'
-);
-CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, user TEXT NOT NULL,
-    agent TEXT NOT NULL, op TEXT NOT NULL, item_id TEXT, detail TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_ns ON audit (user, agent, seq);
-CREATE TABLE IF NOT EXISTS item_counts (
-    user TEXT NOT NULL, agent TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (user, agent)
-);
-CREATE TRIGGER IF NOT EXISTS item_counts_add AFTER INSERT ON items BEGIN
-    INSERT INTO item_counts (user, agent, n) VALUES (NEW.user, NEW.agent, 1)
-    ON CONFLICT (user, agent) DO UPDATE SET n = n + 1;
-END;
-CREATE TRIGGER IF NOT EXISTS item_counts_remove AFTER DELETE ON items BEGIN
-    UPDATE item_counts SET n = n - 1 WHERE user = OLD.user AND agent = OLD.agent;
-END;
-CREATE TABLE IF NOT EXISTS entities (
-    user TEXT NOT NULL, agent TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
-    items INTEGER NOT NULL, PRIMARY KEY (user, agent, id)
-);
-CREATE TRIGGER IF NOT EXISTS entities_link AFTER INSERT ON item_terms
-WHEN {new_term} BEGIN
-    INSERT INTO entities (user, agent, id, kind, items) VALUES (NEW.user, NEW.agent, NEW.term,
-        CASE NEW.kind WHEN 'entity' THEN 'object' ELSE 'concept' END, 1)
-    ON CONFLICT (user, agent, id) DO UPDATE SET items = items + 1;
-END;
-CREATE TRIGGER IF NOT EXISTS entities_unlink AFTER DELETE ON item_terms
-WHEN {old_term} BEGIN
-    UPDATE entities SET items = items - 1
-    WHERE user = OLD.user AND agent = OLD.agent AND id = OLD.term;
-    DELETE FROM entities
-    WHERE user = OLD.user AND agent = OLD.agent AND id = OLD.term AND items <= 0;
-END;
-CREATE TABLE IF NOT EXISTS documents (
-    user TEXT NOT NULL, agent TEXT NOT NULL, session TEXT, ns TEXT NOT NULL, key TEXT NOT NULL,
-    value TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
-    ttl REAL, expires_at REAL, paths TEXT, embedder TEXT, vectors BLOB,
-    PRIMARY KEY (user, agent, ns, key)
-);
-CREATE INDEX IF NOT EXISTS documents_expiry ON documents (user, agent, expires_at)
-    WHERE expires_at IS NOT NULL;
-""".replace("{new_term}", GRAPH_TERM_SQL.format(t="NEW.term")).replace(
-    "{old_term}", GRAPH_TERM_SQL.format(t="OLD.term")
-)
+SCHEMA_VERSION = schema.SCHEMA_VERSION
 
 
 class StoreError(LemmataError):
@@ -163,47 +69,11 @@ class StoreError(LemmataError):
     code = "store"
 
 
-@dataclass
-class ItemRow:
-    """One fact or procedure as stored."""
-
-    id: str
-    kind: str
-    session: str
-    text: str
-    norm: str
-    credibility: float = 1.0
-    valid_from: str | None = None
-    valid_to: str | None = None
-    superseded_by: str | None = None
-    origin: str = "offline"
-    subgoal_id: str | None = None
-    steps: list[str] | None = None
-    insight: str | None = None
-    outcome: float | None = None
-    event_dates: list[str] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    entities: list[str] = field(default_factory=list)
-    created_at: float = 0.0
-    subgoal_text: str | None = None
-    # Words of the neighbouring turns, searched (BM25) with the item but never returned as its
-    # text: a reply ("5 years already!") is found by the question it answers. The episodes
-    # they came from are in item_context, so forgetting one takes its words out again.
-    context: str = ""
-    context_sources: list[str] = field(default_factory=list)
-
-
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _chunks(seq: Sequence[str], n: int = 500) -> Iterator[Sequence[str]]:
-    for i in range(0, len(seq), n):
-        yield seq[i : i + n]
-
-
-class MemoryLog:
+class MemoryLog(SearchQueries):
     """The SQLite file behind one :class:`~lemmata.memory.Memory` (any number of namespaces)."""
 
     def __init__(self, path: str | Path) -> None:
@@ -217,68 +87,26 @@ class MemoryLog:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            had_counts = self._db.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'item_counts'"
-            ).fetchone()
-            had_entities = self._db.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'entities'"
-            ).fetchone()
-            self._db.executescript(_SCHEMA)
-            if not had_counts:  # a file from before the counts table: count once
-                self._db.execute(
-                    "INSERT OR REPLACE INTO item_counts (user, agent, n) "
-                    "SELECT user, agent, count(*) FROM items GROUP BY user, agent"
-                )
-            version = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            found = schema.install(self._db)
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"{self.path} is not a usable memory file ({exc}); move it aside or give another path"
             ) from exc
-        if version is None:
+        if found.version is None:
             self._db.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
             )
-        elif int(version[0]) > SCHEMA_VERSION:
+        elif found.version > SCHEMA_VERSION:
             raise StoreError(
-                f"{self.path} was written by a newer Lemmata (schema {version[0]}); upgrade lemmata"
+                f"{self.path} was written by a newer Lemmata (schema {found.version}); "
+                "upgrade lemmata"
             )
         self._lock = threading.RLock()
-        if not had_entities:  # a file from schema 1: the graph's nodes from its stored edges
-            self._link_entities()
-        if version is not None and int(version[0]) < SCHEMA_VERSION:
+        if not found.had_entities:  # a file from schema 1: the graph's nodes from its edges
+            with self.transaction() as db:
+                schema.link_entities(db)
+        if found.version is not None and found.version < SCHEMA_VERSION:
             self.set_meta("schema", str(SCHEMA_VERSION))
-
-    def _link_entities(self) -> None:
-        """Build ``entities`` from the ``item_terms`` already stored (once, when a schema-1
-        file is first opened): one node per term with its fact count, then the named ones'
-        kinds from a fact that mentions them and the speakers of their (user, agent) pair."""
-        with self.transaction() as db:
-            db.execute(
-                "INSERT OR IGNORE INTO entities (user, agent, id, kind, items) "
-                "SELECT user, agent, term, CASE WHEN max(kind = 'entity') THEN 'object' "
-                "ELSE 'concept' END, count(*) FROM item_terms "
-                f"WHERE {GRAPH_TERM_SQL.format(t='term')} GROUP BY user, agent, term"
-            )
-            # the named things among them, found again in the facts' text (a name may have
-            # been stored as a tag), each with the first fact that mentions it
-            named: dict[tuple[str, str], dict[str, str]] = {}
-            for user, agent, text in db.execute("SELECT user, agent, text FROM items"):
-                mentions = named.setdefault((user, agent), {})
-                for name in entities(text):
-                    key = entity_key(name)
-                    if key and graph_term(key):
-                        mentions.setdefault(key, text)
-            for (user, agent), mentions in named.items():
-                people = [
-                    str(r[0]).lower()
-                    for r in db.execute(
-                        "SELECT DISTINCT speaker FROM episodes WHERE user=? AND agent=? "
-                        "AND speaker IS NOT NULL",
-                        (user, agent),
-                    )
-                ]
-                kinds = {key: classify_entity(key, text, people) for key, text in mentions.items()}
-                set_kinds(db, Namespace(user=user, agent=agent, session=None), kinds)
 
     def close(self) -> None:
         with self._lock:
@@ -369,7 +197,7 @@ class MemoryLog:
 
     def _existing_episode_ids(self, ns: Namespace, ids: Sequence[str]) -> list[str]:
         out: list[str] = []
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             marks = ",".join("?" * len(chunk))
             out += [
                 r[0]
@@ -395,7 +223,7 @@ class MemoryLog:
             args.append(0 if pending else 1)
         if ids is not None:
             out: list[sqlite3.Row] = []
-            for chunk in _chunks(list(ids)):
+            for chunk in chunks(list(ids)):
                 marks = ",".join("?" * len(chunk))
                 out += self._read(sql + f" AND id IN ({marks}) ORDER BY rowid", [*args, *chunk])
             return out
@@ -406,7 +234,7 @@ class MemoryLog:
 
     def mark_structured(self, db: sqlite3.Connection, ns: Namespace, ids: Sequence[str]) -> None:
         """Mark episodes structured; a session of theirs that was backing off is due no more."""
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             marks = ",".join("?" * len(chunk))
             db.execute(
                 "DELETE FROM segment_retries WHERE user=? AND agent=? AND session IN "
@@ -492,29 +320,8 @@ class MemoryLog:
     def insert_item(self, db: sqlite3.Connection, ns: Namespace, row: ItemRow) -> bool:
         """Insert one item with its edges and terms; False when its id is already there."""
         cur = db.execute(
-            "INSERT OR IGNORE INTO items (id, kind, user, agent, session, text, norm, credibility, "
-            "valid_from, valid_to, superseded_by, origin, subgoal_id, steps, insight, outcome, "
-            "event_dates, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                row.id,
-                row.kind,
-                ns.user,
-                ns.agent,
-                row.session,
-                row.text,
-                row.norm,
-                row.credibility,
-                row.valid_from,
-                row.valid_to,
-                row.superseded_by,
-                row.origin,
-                row.subgoal_id,
-                json.dumps(row.steps) if row.steps is not None else None,
-                row.insight,
-                row.outcome,
-                json.dumps(row.event_dates),
-                row.created_at or time.time(),
-            ),
+            f"INSERT OR IGNORE INTO items ({ITEM_COLUMNS}) VALUES ({','.join('?' * 18)})",
+            item_values(ns, row),
         )
         if cur.rowcount == 0:
             return False
@@ -573,9 +380,7 @@ class MemoryLog:
         """Items of the namespace (all, or those among ``ids``), in insertion order."""
         scope, args = self._scope(ns, "i")
         sql = (
-            "SELECT i.rowid, i.*, s.text AS subgoal, "
-            "(SELECT group_concat(episode_id, char(31)) FROM item_sources x "
-            " WHERE x.user=i.user AND x.agent=i.agent AND x.item_id=i.id) AS sources "
+            f"SELECT i.rowid, i.*, s.text AS subgoal, {SOURCES_COLUMN} "
             f"FROM items i LEFT JOIN subgoals s ON s.user=i.user AND s.agent=i.agent "
             f"AND s.id=i.subgoal_id WHERE {scope}"
         )
@@ -590,14 +395,14 @@ class MemoryLog:
                 sql += f" LIMIT {int(limit)}"
             return self._read(sql, args)
         out: list[sqlite3.Row] = []
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             marks = ",".join("?" * len(chunk))
             out += self._read(sql + f" AND i.id IN ({marks})", [*args, *chunk])
         return out
 
     def terms_of(self, ns: Namespace, ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
         out: dict[str, list[tuple[str, str]]] = {}
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             marks = ",".join("?" * len(chunk))
             for r in self._read(
                 f"SELECT item_id, term, kind FROM item_terms WHERE user=? AND agent=? "
@@ -634,7 +439,7 @@ class MemoryLog:
 
     def delete_items(self, db: sqlite3.Connection, ns: Namespace, ids: Sequence[str]) -> int:
         n = 0
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             marks = ",".join("?" * len(chunk))
             args = [ns.user, ns.agent, *chunk]
             db.execute(
@@ -663,7 +468,7 @@ class MemoryLog:
 
     def delete_episodes(self, db: sqlite3.Connection, ns: Namespace, ids: Sequence[str]) -> int:
         n = 0
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             marks = ",".join("?" * len(chunk))
             args = [ns.user, ns.agent, *chunk]
             db.execute(
@@ -702,7 +507,7 @@ class MemoryLog:
     def items_of_episodes(self, ns: Namespace, episode_ids: Sequence[str]) -> dict[str, list[str]]:
         """item id -> its source episodes among ``episode_ids``."""
         out: dict[str, list[str]] = {}
-        for chunk in _chunks(list(episode_ids)):
+        for chunk in chunks(list(episode_ids)):
             marks = ",".join("?" * len(chunk))
             for r in self._read(
                 f"SELECT item_id, episode_id FROM item_sources WHERE user=? AND agent=? "
@@ -715,7 +520,7 @@ class MemoryLog:
     def orphans(self, db: sqlite3.Connection, ns: Namespace, ids: Sequence[str]) -> list[str]:
         """Among ``ids``, the items left with no source episode (that had sources before)."""
         out: list[str] = []
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             marks = ",".join("?" * len(chunk))
             out += [
                 r[0]
@@ -727,197 +532,6 @@ class MemoryLog:
                 ).fetchall()
             ]
         return out
-
-    # -- retrieval channels -------------------------------------------------------------
-
-    def search_text(
-        self, ns: Namespace, words: Sequence[str], limit: int, *, max_postings: int = 2000
-    ) -> list[tuple[str, float]]:
-        """BM25 over the FTS5 index, best first, within the namespace.
-
-        Ranking scores every document a word occurs in, so the words go in rarest first
-        within a budget of postings (a word's postings are counted up to the budget, which
-        is cheap). When frequent words are left out, the items holding *all* the words come
-        first (FTS5 intersects posting lists without scoring them), then the best of the words
-        within the budget: the cost stays bounded at any size, and a query whose words are each
-        common but together specific still finds its item. Only when every word is over the
-        budget and no item holds them all is the rarest word ranked on its own.
-        """
-        if not words:
-            return []
-        # (postings, place in the query, word): equally frequent words (all counts stop at
-        # the budget) go in the order the query gives them
-        counted: list[tuple[int, int, str]] = []
-        try:
-            for w in words:
-                n = self._read(
-                    "SELECT count(*) FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
-                    "LIMIT ?)",
-                    [f'"{w}"', max_postings + 1],
-                )[0][0]
-                if n:
-                    counted.append((int(n), len(counted), w))
-            if not counted:
-                return []
-            chosen: list[str] = []
-            postings = 0
-            for n, _, w in sorted(counted):
-                if postings + n > max_postings:
-                    break
-                chosen.append(w)
-                postings += n
-            ranked = []
-            if len(chosen) < len(counted):
-                every = " AND ".join(f'"{w}"' for _, _, w in counted)
-                ranked = self._rank_text(ns, every, limit)
-            if chosen:
-                ranked += self._rank_text(ns, " OR ".join(f'"{w}"' for w in chosen), limit)
-            elif not ranked:
-                # every word is frequent and no item holds them all: the rarest word's best,
-                # the one case that scores more than the budget
-                ranked = self._rank_text(ns, f'"{min(counted)[2]}"', limit)
-        except sqlite3.OperationalError:
-            return []
-        out: dict[str, float] = {}
-        for item_id, score in ranked:
-            out.setdefault(item_id, score)
-        return list(out.items())[:limit]
-
-    def _rank_text(self, ns: Namespace, match: str, limit: int) -> list[tuple[str, float]]:
-        scope, args = self._scope(ns, "i")
-        # FTS5 ranks its own matches fast (ORDER BY rank LIMIT); joining every match to the
-        # items table first is what grows with the memory. So rank a generous head, keep the
-        # namespace's share of it, and only when that share falls short (other namespaces fill
-        # the head) rank with the join, which is exact.
-        head = 8 * limit
-        rows = self._read(
-            "SELECT i.id, h.score FROM (SELECT rowid, rank AS score FROM items_fts "
-            "WHERE items_fts MATCH ? ORDER BY rank LIMIT ?) h JOIN items i "
-            f"ON i.rowid = h.rowid WHERE {scope} ORDER BY h.score LIMIT ?",
-            [match, head, *args, limit],
-        )
-        if len(rows) < limit:
-            total = self._read(
-                "SELECT count(*) FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
-                "LIMIT ?)",
-                [match, head],
-            )[0][0]
-            if total >= head:
-                rows = self._read(
-                    "SELECT i.id, bm25(items_fts) AS score FROM items_fts JOIN items i "
-                    f"ON i.rowid = items_fts.rowid WHERE items_fts MATCH ? AND {scope} "
-                    "ORDER BY score LIMIT ?",
-                    [match, *args, limit],
-                )
-        return [(r[0], -float(r[1])) for r in rows]
-
-    def search_terms(
-        self,
-        ns: Namespace,
-        terms: Sequence[str],
-        limit: int,
-        *,
-        max_df: int,
-        max_postings: int = 1000,
-    ) -> list[tuple[str, float]]:
-        """Items sharing tags or entities with the query, weighted by rarity (IDF).
-
-        Terms on more than ``max_df`` items, or more than ``max_postings``, are left out: they
-        do not discriminate at retrieval depth, and their posting lists are what would make
-        this slow. The rest go in rarest first within ``max_postings`` postings, so the cost
-        stays bounded however large the memory grows. Frequencies are counted up to the cap.
-        """
-        if not terms:
-            return []
-        cap = min(max_df, max_postings)
-        df: dict[str, int] = {}
-        for t in dict.fromkeys(terms):
-            n = self._read(
-                "SELECT count(*) FROM (SELECT 1 FROM item_terms WHERE user=? AND agent=? "
-                "AND term=? LIMIT ?)",
-                [ns.user, ns.agent, t, cap + 1],
-            )[0][0]
-            if 0 < n <= cap:
-                df[t] = int(n)
-        use: list[str] = []
-        postings = 0
-        for t in sorted(df, key=lambda t: df[t]):
-            if postings + df[t] > max_postings:
-                break
-            use.append(t)
-            postings += df[t]
-        if not use:
-            return []
-        import math
-
-        weights = {t: 1.0 / math.log(2 + df[t]) for t in use}
-        scores: dict[str, float] = {}
-        marks = ",".join("?" * len(use))
-        sess = " AND i.session = ?" if ns.session else ""
-        for r in self._read(
-            f"SELECT t.item_id, t.term FROM item_terms t JOIN items i ON i.user=t.user AND "
-            f"i.agent=t.agent AND i.id=t.item_id WHERE t.user=? AND t.agent=? "
-            f"AND t.term IN ({marks}){sess}",
-            [ns.user, ns.agent, *use, *([ns.session] if ns.session else [])],
-        ):
-            scores[r[0]] = scores.get(r[0], 0.0) + weights[r[1]]
-        return sorted(scores.items(), key=lambda kv: -kv[1])[:limit]
-
-    def siblings(self, ns: Namespace, item_ids: Sequence[str], limit: int) -> list[tuple[str, str]]:
-        """(sibling, seed) pairs: items that share a source episode with a seed item."""
-        return self._hop(
-            ns,
-            item_ids,
-            limit,
-            "JOIN item_sources b ON b.user=a.user AND b.agent=a.agent "
-            "AND b.episode_id=a.episode_id AND b.item_id != a.item_id",
-        )
-
-    def adjacent(self, ns: Namespace, item_ids: Sequence[str], limit: int) -> list[tuple[str, str]]:
-        """(neighbour, seed) pairs: items derived from the turns just before and after a seed's
-        source episodes in the same session (an answer often spans a turn and its reply)."""
-        return self._hop(
-            ns,
-            item_ids,
-            limit,
-            "JOIN episodes e ON e.user=a.user AND e.agent=a.agent AND e.id=a.episode_id "
-            "JOIN episodes n ON n.user=e.user AND n.agent=e.agent AND n.session=e.session "
-            "AND n.rowid BETWEEN e.rowid - 1 AND e.rowid + 1 AND n.rowid != e.rowid "
-            "JOIN item_sources b ON b.user=n.user AND b.agent=n.agent AND b.episode_id=n.id",
-        )
-
-    def _hop(
-        self, ns: Namespace, item_ids: Sequence[str], limit: int, joins: str
-    ) -> list[tuple[str, str]]:
-        """(reached item ``b``, seed ``a``) pairs along ``joins`` from the seeds' sources,
-        within the namespace."""
-        if not item_ids:
-            return []
-        marks = ",".join("?" * len(item_ids))
-        scope, args = self._scope(ns, "i")
-        return [
-            (r[0], r[1])
-            for r in self._read(
-                f"SELECT DISTINCT b.item_id, a.item_id FROM item_sources a {joins} "
-                "JOIN items i ON i.user=b.user AND i.agent=b.agent AND i.id=b.item_id "
-                f"WHERE a.user=? AND a.agent=? AND a.item_id IN ({marks}) AND {scope} LIMIT ?",
-                [ns.user, ns.agent, *item_ids, *args, limit],
-            )
-        ]
-
-    def procedures_under(self, ns: Namespace, subgoal_ids: Sequence[str]) -> list[str]:
-        if not subgoal_ids:
-            return []
-        marks = ",".join("?" * len(subgoal_ids))
-        scope, args = self._scope(ns)
-        return [
-            r[0]
-            for r in self._read(
-                f"SELECT id FROM items WHERE {scope} AND kind='procedure' AND subgoal_id IN ({marks}) "
-                "ORDER BY COALESCE(outcome, 0) DESC",
-                [*args, *subgoal_ids],
-            )
-        ]
 
     # -- index bookkeeping --------------------------------------------------------------
 
@@ -958,37 +572,6 @@ class MemoryLog:
 
     def spaces(self) -> list[tuple[str, str]]:
         return [(r[0], r[1]) for r in self._read("SELECT DISTINCT user, agent FROM items")]
-
-    def speakers_named(self, ns: Namespace, names: Sequence[str]) -> list[str]:
-        """Which of ``names`` (any case) speak in the (user, agent) pair's episodes, as stored.
-
-        An index lookup per name, so asking costs the same at any size."""
-        if not names:
-            return []
-        marks = ",".join("?" * len(names))
-        return [
-            r[0]
-            for r in self._read(
-                f"SELECT DISTINCT speaker FROM episodes WHERE user=? AND agent=? "
-                f"AND speaker COLLATE NOCASE IN ({marks})",
-                [ns.user, ns.agent, *names],
-            )
-        ]
-
-    def speakers_of(self, ns: Namespace, item_ids: Sequence[str]) -> dict[str, set[str]]:
-        """item id -> the speakers of the episodes it came from (items with none are absent)."""
-        out: dict[str, set[str]] = {}
-        for chunk in _chunks(list(item_ids)):
-            marks = ",".join("?" * len(chunk))
-            for r in self._read(
-                "SELECT DISTINCT x.item_id, e.speaker FROM item_sources x JOIN episodes e "
-                "ON e.user=x.user AND e.agent=x.agent AND e.id=x.episode_id "
-                f"WHERE x.user=? AND x.agent=? AND x.item_id IN ({marks}) "
-                "AND e.speaker IS NOT NULL",
-                [ns.user, ns.agent, *chunk],
-            ):
-                out.setdefault(r[0], set()).add(r[1])
-        return out
 
     def item_count(self, ns: Namespace) -> int:
         """Items of the (user, agent) pair, from the count the triggers keep (no scan)."""
