@@ -22,11 +22,8 @@ module gathers; this module applies the plan. The background worker is
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +33,7 @@ import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
 from lemmata.errors import LemmataError, UsageError
+from lemmata.memory._shared import Shared
 from lemmata.memory.background import BackgroundConsolidator
 from lemmata.memory.consolidate import RelationVerdict
 from lemmata.memory.extract import (
@@ -142,85 +140,6 @@ class _Answer(BaseModel):
     cited: list[str] = Field(default_factory=list)
 
 
-class _Shared:
-    """What namespaces of one memory directory share: the log, the index, the embedder."""
-
-    def __init__(
-        self,
-        path: Path,
-        settings: Settings,
-        embedder: Embedder | None,
-        index: VectorIndex | str | None,
-    ) -> None:
-        self.path = path
-        self.settings = settings
-        self.log = MemoryLog(path / "memory.sqlite3")
-        self._embedder = embedder
-        self._index_spec = index
-        self._index: VectorIndex | None = index if not isinstance(index, str | None) else None
-        self.lock = threading.RLock()
-        self._consolidating: dict[tuple[str, str], threading.Lock] = {}
-
-    def consolidation_lock(self, space: tuple[str, str]) -> threading.Lock:
-        """One lock per (user, agent) space, whichever :meth:`Memory.scoped` view asks: two
-        views structuring the same pending episodes at once would derive their facts twice."""
-        with self.lock:
-            return self._consolidating.setdefault(space, threading.Lock())
-
-    @contextmanager
-    def consolidating(self, space: tuple[str, str]) -> Iterator[None]:
-        """Hold the space's consolidation lock: the thread lock of this process, then an
-        exclusive ``flock`` on ``locks/consolidate-<digest>.lock`` beside the log, which another
-        process opening the same directory waits for as well (the kernel drops it if the
-        holder dies). Where ``fcntl`` is missing (Windows) only the thread lock is held."""
-        with self.consolidation_lock(space):
-            try:
-                import fcntl
-            except ImportError:  # pragma: no cover - not POSIX
-                yield
-                return
-            digest = hashlib.sha256(f"{space[0]}\x1f{space[1]}".encode()).hexdigest()[:32]
-            folder = self.path / "locks"
-            folder.mkdir(exist_ok=True)
-            with open(folder / f"consolidate-{digest}.lock", "a+b") as handle:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-                try:
-                    yield
-                finally:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-    @property
-    def embedder(self) -> Embedder:
-        if self._embedder is None:
-            from lemmata.embeddings import get_embedder
-
-            self._embedder = get_embedder(self.settings)
-        return self._embedder
-
-    @property
-    def index(self) -> VectorIndex:
-        if self._index is None:
-            from lemmata.memory.index import ChromaIndex
-
-            spec = self._index_spec
-            name, dim = self.embedder.name, self.embedder.dim
-            if isinstance(spec, str) and spec.startswith(("http://", "https://")):
-                from urllib.parse import urlparse
-
-                url = urlparse(spec)
-                self._index = ChromaIndex.http(
-                    url.hostname or "127.0.0.1", url.port or 8000, embedder=name, dim=dim
-                )
-            elif spec is None or spec == "chroma":
-                self._index = ChromaIndex.local(self.path / "chroma", embedder=name, dim=dim)
-            else:
-                raise UsageError(
-                    f"index {spec!r}: give 'chroma' (embedded), a Chroma server URL "
-                    "(http://HOST:PORT) or a VectorIndex"
-                )
-        return self._index
-
-
 class Memory:
     """A PlugMem memory: episodes in, knowledge out, confined to one namespace.
 
@@ -250,7 +169,7 @@ class Memory:
         extractor: Extractor | None = None,
         retrieval: RetrievalConfig | None = None,
         ambiguous_at: float = 0.92,
-        _shared: _Shared | None = None,
+        _shared: Shared | None = None,
     ) -> None:
         if namespace is None:
             try:
@@ -270,7 +189,7 @@ class Memory:
             if root.exists() and not root.is_dir():
                 raise UsageError(f"{root} is a file: a memory path is a directory")
             root.mkdir(parents=True, exist_ok=True)
-            _shared = _Shared(root, settings, embedder, index)
+            _shared = Shared(root, settings, embedder, index)
         self._shared = _shared
         self.model = model
         self.extractor: Extractor = extractor or (
