@@ -13,7 +13,7 @@ reply holds the facts the offline extractor draws from the numbered episodes in 
 really sends; completion figures depend on these scripted replies and are an estimate.
 
 Where memory calls a model: ``ModelExtractor.extract`` (one call per session segment of at
-most 80 episodes, at each ``consolidate``), ``Memory._ambiguous`` (one ``relate`` call per new
+most 80 episodes, at each ``consolidate``), the write planner's ambiguous pairs (``memory.write_plan``, judged by ``Memory._judge``: one ``relate`` call per new
 fact that sits at cosine >= 0.92 of a stored fact, shares an entity and no rule decides) and
 ``Memory.reason`` (one call per question). ``structured`` feeds a reply that fails validation
 back once (``retries=1``): a retry is one more call that resends the whole conversation.

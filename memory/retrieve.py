@@ -39,6 +39,7 @@ import numpy as np
 
 from lemmata.errors import ConfigError
 from lemmata.memory.graph import ENTITY_KINDS, entity_key, spread
+from lemmata.memory.rows import unpack
 from lemmata.memory.text import count_tokens, entities, fts_words, terms
 from lemmata.memory.types import Item, Namespace, Retrieval
 
@@ -241,7 +242,7 @@ def retrieve(
     fresh: list[str] = []
     repeats: list[str] = []
     for i in order:
-        sources = set(candidates[i]["sources"].split("\x1f")) if candidates[i]["sources"] else set()
+        sources = set(unpack(candidates[i]["sources"]))
         (repeats if sources and sources <= covered else fresh).append(i)
         covered |= sources
     order = fresh + repeats
@@ -265,7 +266,7 @@ def retrieve(
                 kind=row["kind"],
                 text=text,
                 score=round(fused[i], 6),
-                provenance=tuple(row["sources"].split("\x1f")) if row["sources"] else (),
+                provenance=unpack(row["sources"]),
                 channels=channel_ranks.get(i, {}),
                 tokens=tokens,
                 valid_from=_dt(row["valid_from"]),

@@ -329,21 +329,41 @@ def test_bad_input_is_refused_with_what_to_fix_and_nothing_written(tmp_path, emb
         PlugMemStore(store.memory, index={"dims": 384, "embed": lambda t: t})
 
 
-def test_ttl_expires_refreshes_and_sweeps(tmp_path: Path, embedder) -> None:
+class _Clock:
+    """The store's wall clock, moved by hand: a TTL test then does not depend on how long a
+    loaded machine takes between two calls."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def time(self) -> float:
+        return self.now
+
+
+def test_ttl_expires_refreshes_and_sweeps(
+    tmp_path: Path, embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lemmata.memory.store as store_module
+
+    clock = _Clock()
+    monkeypatch.setattr(store_module, "time", clock)
     store = PlugMemStore(Memory(tmp_path / "m", embedder=embedder))
     ns = ("alice", "bot")
     store.put(ns, "brief", {"v": 1}, ttl=1 / 60)  # one second
     store.put(ns, "kept", {"v": 2})
+    clock.now += 0.9
     assert store.get(ns, "brief").value == {"v": 1}
-    time.sleep(1.1)
+    clock.now += 1.1  # a second after that read
     assert store.get(ns, "brief") is None
     assert _keys(store.search(ns)) == ["kept"]
     assert store.sweep_ttl() == 1
     store.put(ns, "brief", {"v": 3}, ttl=1 / 60)
-    time.sleep(0.6)
+    clock.now += 0.6
     assert store.get(ns, "brief") is not None  # a read restarts the timer...
-    time.sleep(0.6)
+    clock.now += 0.6
     assert store.get(ns, "brief").value == {"v": 3}  # ...so it outlives its first second
+    clock.now += 1.1
+    assert store.get(ns, "brief") is None
 
 
 def test_a_compiled_graph_reads_and_writes_through_the_store(tmp_path: Path, embedder) -> None:
