@@ -19,7 +19,16 @@ import math
 import re
 from collections import Counter
 
-__all__ = ["parse_names", "rank", "search_command", "tokens", "unknown_name"]
+__all__ = [
+    "goal_pattern",
+    "shape_words",
+    "parse_names",
+    "rank",
+    "search_command",
+    "tokens",
+    "unknown_name",
+    "uses",
+]
 
 _UNKNOWN = re.compile(
     r"(?:reference|variable|identifier|constant)\s+`?([A-Za-z_][\w.']*)`?\s+(?:was )?not found"
@@ -75,3 +84,65 @@ def rank(names: list[str], unknown: str, goal: str, k: int = 5) -> list[str]:
             s += q * idf * tf[term] * 2.2 / (tf[term] + 1.2 * (0.25 + 0.75 * len(d) / avg))
         scores.append((-s, i))
     return [names[i] for _, i in sorted(scores)[:k] if names[i] != unknown]
+
+
+# -- a goal that automation leaves: lemmas whose conclusion has its shape ----------------------
+
+_NUMERAL = re.compile(r"(?<![\w.'])\d+(?:%\w+)?(?![\w.'])")
+
+
+def goal_pattern(conclusion: str, local: tuple[str, ...]) -> str | None:
+    """A ``SearchPattern`` for a stuck goal's conclusion: local names and numerals become
+    ``_``. ``None`` when nothing but relations and arithmetic is left (such a pattern matches
+    thousands of lemmas and names none usefully).
+
+    >>> goal_pattern("a ^ 2 mod 3 = 0", ("a",))
+    'SearchPattern (_ ^ _ mod _ = _).'
+    >>> goal_pattern("x * y <= 1", ("x", "y")) is None
+    True
+    """
+    text = " ".join(conclusion.split())
+    if not text or any(w in text for w in ("forall", "exists", "fun ", "let ", "match ")):
+        return None
+    names = set(local)
+    text = _NUMERAL.sub("_", text)
+    text = re.sub(
+        r"(?<![\w.'])([A-Za-z_][\w']*)(?![\w.'])",
+        lambda m: "_" if m.group(1) in names else m.group(1),
+        text,
+    )
+    text = re.sub(r"%\w+", "", text)
+    if not re.search(r"[A-Za-z]", text.replace("_", " ")):
+        return None
+    return f"SearchPattern ({text})."
+
+
+_OPERATORS = {"*": "mul", "+": "add", "-": "sub", "/": "div", "^": "pow", "<=": "le", "<": "lt"}
+
+
+def shape_words(conclusion: str) -> str:
+    """The conclusion with the names library lemmas give its operators added (``*`` is
+    ``mul``, ``<=`` is ``le``), so that ranking by words can match ``Nat.gcd_mul_diag_l``.
+
+    >>> shape_words("Nat.gcd a (a * b) = a")
+    'Nat.gcd a (a * b) = a mul'
+    """
+    ops = re.findall(r"<=|[*+\-/^<]", conclusion)
+    return " ".join([conclusion, *dict.fromkeys(_OPERATORS[o] for o in ops)])
+
+
+def uses(names: list[str], head: str) -> list[tuple[str, float]]:
+    """Tactics that use each retrieved lemma on the goal, with a prior falling with its rank:
+    ``apply`` (the lemma's side conditions become goals of their own), and ``rewrite`` for an
+    equation.
+
+    >>> uses(["Z.mod_small"], "=")
+    [('apply Z.mod_small', 0.6), ('rewrite Z.mod_small', 0.4)]
+    """
+    out: list[tuple[str, float]] = []
+    for i, name in enumerate(names):
+        decay = 0.85**i
+        out.append((f"apply {name}", round(0.6 * decay, 4)))
+        if head == "=":
+            out.append((f"rewrite {name}", round(0.4 * decay, 4)))
+    return out

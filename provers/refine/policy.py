@@ -9,8 +9,12 @@ substitutes after an unknown reference. That reaction is what makes the search
 failure-conditioned; :class:`FixedOrderPolicy` tries the very same action set in one fixed
 order and never reacts, the ablation it is compared with.
 
-Every action a policy may propose for a goal comes from :func:`action_set`, so the two
-policies differ only in order and conditioning, never in what they can do.
+Every action a policy may *propose* for a goal comes from :func:`action_set`, shared with the
+ablation and the one-shot portfolio. What only a failure calls for is not in it: after a
+decision procedure fails on a goal, :func:`repairs` builds from that goal a case analysis on
+a remainder (``a mod m`` split into its ``m`` residues), a bounded enumeration of a nat
+variable, and a ``SearchPattern`` for lemmas whose conclusion has the goal's shape (then
+``apply``/``rewrite`` with the best). Those are the search's own reach.
 """
 
 from __future__ import annotations
@@ -21,12 +25,13 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from lemmata.provers.refine.goal import Goal
-from lemmata.provers.refine.lemmas import unknown_name
+from lemmata.provers.refine.lemmas import goal_pattern, unknown_name
 from lemmata.provers.result import FailureKind, FailureMode
 
 __all__ = [
     "ASK",
     "FAMILIES",
+    "GOAL_LEMMAS",
     "LEMMAS",
     "Action",
     "Asking",
@@ -35,6 +40,10 @@ __all__ = [
     "OfflinePolicy",
     "Policy",
     "action_set",
+    "enumerations",
+    "mod_cases",
+    "repairs",
+    "stuck_lemmas",
 ]
 
 # The families of local edits, in the fixed order the unconditioned ablation uses.
@@ -113,6 +122,9 @@ ASK = "<ask>"
 # ``LEMMAS + name``: look up names near an unknown one (one verifier query), then try them in
 # the failing sentence; the search carries it out.
 LEMMAS = "<lemmas>"
+# ``GOAL_LEMMAS + "SearchPattern (...)."``: a goal automation could not close; look up lemmas
+# whose conclusion has its shape (one verifier query), then ``apply``/``rewrite`` the best.
+GOAL_LEMMAS = "<goal-lemmas>"
 
 
 @runtime_checkable
@@ -348,6 +360,157 @@ def action_set(backend: str, goal: Goal, automation: bool = True) -> list[Action
     raise ValueError(f"no actions for backend {backend!r}")
 
 
+# -- repairs only a failure calls for -----------------------------------------------------------
+#
+# These are not in :func:`action_set`: each answers a decision procedure that failed on a goal
+# of a particular shape, and is built from that goal (its variables, moduli and bounds). The
+# fixed-order ablation and the one-shot portfolio, which draw on the action set, never see them.
+
+# The tactics whose failure means "automation cannot close this goal as it stands".
+_STUCK = frozenset(
+    ("lia", "nia", "lra", "nra", "ring", "field", "psatz", "auto", "tauto", "intuition")
+    + ("easy", "congruence", "firstorder", "reflexivity", "sauto", "qsimpl", "interval")
+)
+_MOD = re.compile(r"\bmod\s+\(?\s*(\d+)\s*\)?|Nat\.modulo\s+.+?\s(\d+)\b")
+_BOUND = re.compile(r"^\(?\s*([A-Za-z_][\w']*)\s*(<=?)\s*(\d+)\s*\)?(?:%nat)?$")
+
+
+def _nat_mod_step(where: str) -> str:
+    return (
+        f'{where} => let r := fresh "r" in let q := fresh "q" in '
+        "pose proof (Nat.div_mod x m ltac:(lia)); pose proof (Nat.mod_upper_bound x m ltac:(lia)); "
+        "set (r := Nat.modulo x m) in *; set (q := Nat.div x m) in *; clearbody r q"
+    )
+
+
+# nat's counterpart of ``Z.div_mod_to_equations``: every ``x mod m`` and ``x / m`` becomes a
+# variable, with ``x = m * q + r`` and ``r < m`` (lia and zify leave nat remainders opaque).
+_NAT_MOD_EQS = (
+    "repeat match goal with "
+    + _nat_mod_step("| H : context [Nat.modulo ?x ?m] |- _")
+    + " "
+    + _nat_mod_step("| |- context [Nat.modulo ?x ?m]")
+    + " end"
+)
+
+
+def _moduli(goal: Goal) -> list[int]:
+    """The small literal moduli (2 to 12) the goal and its hypotheses take remainders by."""
+    text = " ".join([goal.conclusion, *(h.type for h in goal.hypotheses)])
+    found = [int(a or b) for a, b in _MOD.findall(text)]
+    return list(dict.fromkeys(m for m in found if 2 <= m <= 12))[:2]
+
+
+def mod_cases(goal: Goal) -> list[Action]:
+    """Case analysis on a remainder: write a variable ``v`` as ``m * q + r`` with
+    ``0 <= r < m``, split on the ``m`` values of ``r`` and close each case by arithmetic
+    (Coq's ``Z.div_mod_to_equations``, then ``nia``). A case it cannot close is left as a goal
+    of its own.
+
+    Proves ``a ^ 2 mod 3 = 0 \\/ a ^ 2 mod 3 = 1`` (Z), which no closer does alone.
+    """
+    if goal.domain not in ("Z", "nat"):
+        return []
+    moduli = _moduli(goal)
+    if not moduli:
+        return []
+    # Remainders and quotients as variables with their defining equations, then arithmetic.
+    eqs = "Z.div_mod_to_equations" if goal.domain == "Z" else _NAT_MOD_EQS
+    out: list[Action] = [
+        Action(f"{eqs}; lia", "destruct", 0.8),
+        Action(f"{eqs}; nia", "destruct", 0.6),
+    ]
+    for m in moduli:
+        for v in goal.variables[:2]:
+            if not re.search(rf"(?<![\w.']){re.escape(v)}(?![\w'])", goal.text):
+                continue
+            cases = " \\/ ".join(f"rm0 = {r}" for r in range(m))
+            pattern = "[" + "|[".join("Hc0" for _ in range(m - 1)) + "|Hc0" + "]" * (m - 1)
+            if goal.domain == "Z":
+                facts = (
+                    f"pose proof (Z.div_mod {v} {m}%Z ltac:(lia)) as Hdm0; "
+                    f"pose proof (Z.mod_pos_bound {v} {m}%Z ltac:(lia)) as Hmb0; "
+                    f"set (rm0 := Z.modulo {v} {m}%Z) in *; set (qm0 := Z.div {v} {m}%Z) in *"
+                )
+                cases = f"({cases})%Z"
+                close = "try (Z.div_mod_to_equations; nia)"
+            else:
+                facts = (
+                    f"pose proof (Nat.div_mod {v} {m}%nat ltac:(lia)) as Hdm0; "
+                    f"pose proof (Nat.mod_upper_bound {v} {m}%nat ltac:(lia)) as Hmb0; "
+                    f"set (rm0 := Nat.modulo {v} {m}%nat) in *; set (qm0 := Nat.div {v} {m}%nat) in *"
+                )
+                cases = f"({cases})%nat"
+                close = f"try (cbn [Nat.pow] in *; {_NAT_MOD_EQS}; nia)"
+            out.append(
+                Action(
+                    f"{facts}; clearbody rm0 qm0; subst {v}; assert {cases} as Hc0 by lia; "
+                    f"destruct Hc0 as {pattern}; subst rm0; {close}",
+                    "destruct",
+                    0.75,
+                )
+            )
+    return out[:5]
+
+
+def _isqrt(n: int) -> int:
+    r = int(n**0.5)
+    while r * r > n:
+        r -= 1
+    while (r + 1) * (r + 1) <= n:
+        r += 1
+    return r
+
+
+def enumerations(goal: Goal, most: int = 30) -> list[Action]:
+    """Bounded enumeration in nat: bound a variable (a hypothesis ``v < N``, or ``nia``
+    from the goal's numbers: their square root, for a product of two variables, or the
+    number itself), then take it apart ``N + 1`` times, each case closed by ``nia`` on the
+    literal values. Cases ``nia`` cannot close stay goals of their own."""
+    if goal.domain != "nat" or not goal.variables:
+        return []
+    numbers = [int(n) for n in re.findall(r"(?<![\w.])\d+(?![\w.])", goal.text)]
+    big = max(numbers, default=0)
+    out: list[Action] = []
+    for v in goal.variables[:3]:
+        bounds: list[int] = []
+        for h in goal.hypotheses:
+            m = _BOUND.match(h.type.strip())
+            if m and m.group(1) == v:
+                bounds.append(int(m.group(3)) - (1 if m.group(2) == "<" else 0))
+        if big >= 4:
+            bounds += [_isqrt(big), big]
+        for b in dict.fromkeys(x for x in bounds if 0 <= x <= most):
+            out.append(
+                Action(
+                    f"assert (Hbd0 : ({v} <= {b})%nat) by nia; "
+                    f"do {b + 1} (try (destruct {v} as [|{v}]; [try nia|])); try nia",
+                    "destruct",
+                    0.65 if b <= 12 else 0.5,
+                )
+            )
+    return out[:4]
+
+
+def stuck_lemmas(goal: Goal) -> list[Action]:
+    """Lemma retrieval for a goal automation left: ``SearchPattern`` on its conclusion
+    (local names and numbers as holes), then the best names applied or rewritten with."""
+    if goal.head in ("forall", "->", "exists", "/\\", "\\/", "<->", "~"):
+        return []  # a connective: opened or split first, each part then searched for
+    local = (*goal.variables, *(h.name for h in goal.hypotheses))
+    command = goal_pattern(goal.conclusion, local)
+    return [Action(GOAL_LEMMAS + command, "search", 0.45)] if command else []
+
+
+def repairs(node: NodeView, word: str) -> list[Action]:
+    """What only a failure calls for: after a decision procedure (``word``) failed on the
+    node's goal, case analysis on a remainder, bounded enumeration, and lemmas retrieved by
+    the goal's shape."""
+    if node.backend != "coq" or word not in _STUCK or node.goal.head in ("forall", "->"):
+        return []
+    return [*mod_cases(node.goal), *enumerations(node.goal), *stuck_lemmas(node.goal)]
+
+
 # -- policies ---------------------------------------------------------------------------------
 
 # What to try after a tactic failed, by its head word: the arithmetic cascade and its
@@ -507,6 +670,11 @@ class OfflinePolicy:
                 for a in available.values():
                     if a.family in ("close", "simplify") and a.tactic not in node.tried:
                         out.append(Action(a.tactic, a.family, 0.3 * a.prior, action.tactic))
+            # and the repairs that only this failure calls for (not in the action set), first
+            # so that the width never cuts them
+            out[:0] = [
+                Action(a.tactic, a.family, a.prior, action.tactic) for a in repairs(node, word)
+            ]
         seen = set(node.tried) | {action.tactic}
         uniq: list[Action] = []
         for a in out:

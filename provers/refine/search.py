@@ -58,9 +58,16 @@ from lemmata.provers.refine.backend import (
     statement_for,
 )
 from lemmata.provers.refine.goal import Goal, parse_goal
-from lemmata.provers.refine.lemmas import parse_names, rank, search_command
+from lemmata.provers.refine.lemmas import (
+    parse_names,
+    rank,
+    search_command,
+    shape_words,
+    uses,
+)
 from lemmata.provers.refine.policy import (
     ASK,
+    GOAL_LEMMAS,
     LEMMAS,
     Action,
     Asking,
@@ -459,6 +466,23 @@ class _Search:
             ],
         )
 
+    def goal_lemmas(self, node: Node, action: Action, priority: float) -> None:
+        """Ask the verifier for lemmas whose conclusion has the stuck goal's shape (the
+        ``SearchPattern`` the policy wrote) and try the best ones on the goal."""
+        query = getattr(self.session, "query", None)
+        if query is None or self.out_of_budget() or not self.live(node):
+            return
+        self.calls += 1
+        output = query(action.tactic[len(GOAL_LEMMAS) :], state=node.state)
+        goal = node.goal.conclusion if node.goal else ""
+        found = rank(parse_names(output), "", shape_words(goal), k=4)
+        self.record(node, action, priority, None, "search", None)
+        head = node.goal.head if node.goal else ""
+        self.push(
+            node,
+            [Action(t, "search", p, action.reacting_to) for t, p in uses(found, head)],
+        )
+
     # -- the search ------------------------------------------------------------------------
 
     def run(self, draft: str | None) -> SearchResult:
@@ -515,6 +539,9 @@ class _Search:
                 continue
             if action.tactic.startswith(LEMMAS):
                 self.lemmas(node, action, -negp)
+                continue
+            if action.tactic.startswith(GOAL_LEMMAS):
+                self.goal_lemmas(node, action, -negp)
                 continue
             if action.tactic in ("<drop>", "<cut>"):  # drop the failing draft step, or the rest
                 draft_left = node.draft[1:] if action.tactic == "<drop>" else ()

@@ -1,0 +1,146 @@
+"""Repairs that only a failure calls for (provers/refine/policy.py ``repairs``, and the goal
+lemma search in provers/refine/search.py): case analysis on a remainder, bounded enumeration
+in nat, and lemmas retrieved by a stuck goal's shape.
+
+They are not in the shared action set, so the fixed-order ablation (and the one-shot
+portfolio) cannot reach them: each real-Coq test below proves a small problem with the
+failure-conditioned search and shows that the fixed-order search, at the same budget of
+verifier calls, does not. The goal texts of the unit tests are what coqtop 8.16 printed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lemmata.provers import CoqTop
+from lemmata.provers.failure import classify_coq
+from lemmata.provers.refine.goal import parse_goal
+from lemmata.provers.refine.policy import (
+    GOAL_LEMMAS,
+    Action,
+    FixedOrderPolicy,
+    NodeView,
+    OfflinePolicy,
+    action_set,
+)
+from lemmata.provers.refine.search import SearchConfig, search
+
+SQMOD3 = "a : Z\n⊢ a ^ 2 mod 3 = 0 \\/ a ^ 2 mod 3 = 1"  # under Open Scope Z_scope
+NAT_MOD = "a, b : nat\nH : (a + b) mod 10 = 2\nH0 : (2 * a + b) mod 10 = 1\n⊢ (a - b) mod 10 = 6"
+BOUNDED = "x, y : nat\nh0 : 0 < y\nh1 : y < x\nh2 : x + y + x * y = 80\n⊢ x = 26"
+SMALL_BOUND = "n : nat\nH : n < 5\n⊢ n * n * n < 100"
+INT_LINEAR = "a, b : Z\nH : a < b\n⊢ a + 1 <= b"
+REAL = "x : R\nH : 0 <= x\nH0 : x <= 1\n⊢ x * x <= 1"
+GCD = "a, b : nat\n⊢ Nat.gcd a (a * b) = a"
+
+LIA_FAILED = classify_coq("Tactic failure: Cannot find witness.", tactic="lia.")
+BUDGET = SearchConfig(budget_calls=30, budget_seconds=40, automation=False)
+
+
+def view(text: str, scope: str | None = None) -> NodeView:
+    return NodeView("coq", parse_goal(text, scope), automation=False, tried={"lia"})
+
+
+def after_lia(text: str, scope: str | None = None) -> list[str]:
+    return [
+        a.tactic
+        for a in OfflinePolicy().react(view(text, scope), Action("lia", "close"), LIA_FAILED)
+    ]
+
+
+def shared(text: str, scope: str | None = None) -> set[str]:
+    return {a.tactic for a in action_set("coq", parse_goal(text, scope), False)}
+
+
+# -- proposed on the right failure, and only there ---------------------------------------------
+
+
+def test_a_failed_lia_on_a_remainder_goal_is_answered_by_case_analysis_on_it() -> None:
+    follow = after_lia(SQMOD3, "Z")
+    cases = [t for t in follow if "Z.div_mod a 3%Z" in t]
+    assert cases, follow
+    assert "(rm0 = 0 \\/ rm0 = 1 \\/ rm0 = 2)%Z" in cases[0]  # the three residues
+    assert not set(follow) & {"lia"}
+    assert not set(cases) & shared(SQMOD3, "Z")  # the baselines cannot reach it
+
+
+def test_nat_remainders_become_equations_after_lia_fails() -> None:
+    follow = after_lia(NAT_MOD)
+    assert any("Nat.div_mod x m" in t and t.endswith("; lia") for t in follow), follow
+
+
+def test_no_remainder_repair_without_a_remainder_or_on_another_failure() -> None:
+    assert not [t for t in after_lia(INT_LINEAR, "Z") if "mod" in t]
+    clash = classify_coq("a is already used.", tactic="intro a.")
+    follow = OfflinePolicy().react(view(SQMOD3, "Z"), Action("intro a", "intro"), clash)
+    assert not [a for a in follow if "div_mod" in a.tactic]
+
+
+def test_a_bounded_nat_variable_is_enumerated_up_to_its_bound() -> None:
+    follow = after_lia(SMALL_BOUND)
+    assert any(t.startswith("assert (Hbd0 : (n <= 4)%nat)") and "do 5" in t for t in follow)
+    # a bound that nia can prove from the numbers: the square root of 80 for y
+    assert any(t.startswith("assert (Hbd0 : (y <= 8)%nat)") for t in after_lia(BOUNDED))
+    assert not [t for t in after_lia(REAL, "R") if "Hbd0" in t]  # nat only
+
+
+def test_a_stuck_goal_with_a_function_symbol_asks_for_lemmas_of_its_shape() -> None:
+    follow = after_lia(GCD)
+    assert GOAL_LEMMAS + "SearchPattern (Nat.gcd _ (_ * _) = _)." in follow
+    # pure arithmetic has no symbol to search by
+    assert not [t for t in after_lia(INT_LINEAR, "Z") if t.startswith(GOAL_LEMMAS)]
+
+
+def test_the_fixed_order_ablation_gets_none_of_these_repairs() -> None:
+    for text, scope in ((SQMOD3, "Z"), (BOUNDED, None), (GCD, None)):
+        node = view(text, scope)
+        assert FixedOrderPolicy().react(node, Action("lia", "close"), LIA_FAILED) == []
+        fixed = {a.tactic for a in FixedOrderPolicy().propose(node)}
+        assert not fixed & set(after_lia(text, scope)) - shared(text, scope)
+        assert not any("Hbd0" in t or "rm0" in t or t.startswith(GOAL_LEMMAS) for t in fixed)
+
+
+# -- on real Coq: proved by the failure-conditioned search, not by the fixed order ----------------
+
+
+@pytest.fixture(scope="module")
+def coq(coqtop_path: str) -> Any:
+    with CoqTop(coqtop_path, timeout_s=20) as verifier:
+        yield verifier
+
+
+PROBLEMS = {
+    "remainder cases (Z)": (
+        "Theorem sq3 (a : Z) : (a^2 mod 3 = 0) \\/ (a^2 mod 3 = 1).",
+        "Require Import ZArith. Open Scope Z_scope.",
+    ),
+    "remainder equations (nat)": (
+        "Theorem m110 : forall a b : nat, (0 < a)%nat -> (0 < b)%nat -> (b <= a)%nat -> "
+        "(a + b) mod 10 = 2 -> (2 * a + b) mod 10 = 1 -> (a - b) mod 10 = 6.",
+        "Require Import Arith.",
+    ),
+    "bounded enumeration (nat)": (
+        "Theorem p10 (x y : nat) (h0 : (0 < y)%nat) (h1 : (y < x)%nat) "
+        "(h2 : (x + y + x * y = 80)%nat) : x = 26%nat.",
+        "Require Import Arith.",
+    ),
+    "lemma of the goal's shape": (
+        "Theorem g : forall a b : nat, Nat.gcd a (a * b) = a.",
+        "Require Import Arith.",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(PROBLEMS))
+def test_only_the_failure_conditioned_search_proves_it(coq: Any, name: str) -> None:
+    statement, header = PROBLEMS[name]
+    fixed = search(coq, statement, header, policy=FixedOrderPolicy(), config=BUDGET)
+    assert not fixed.proved and fixed.calls <= BUDGET.budget_calls
+    refined = search(coq, statement, header, policy=OfflinePolicy(), config=BUDGET)
+    assert refined.proved, (refined.status, refined.failure)
+    assert refined.calls <= BUDGET.budget_calls
+    assert refined.vacuous is False
+    full = f"{refined.header_additions}\n{header}"
+    assert coq.check(full, statement, refined.proof).ok  # the proof stands on its own
