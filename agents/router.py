@@ -1,24 +1,33 @@
 """The offline router: which operation a task asks for, and its arguments, with no model.
 
-Three signals, the first two declared by the operations themselves (:mod:`lemmata.operations`):
+Routing only: every argument is read by the operations' own extractors
+(:meth:`lemmata.operations.Operation.arguments`, the same reader every surface uses). Three
+signals:
 
 - **form**: each operation's extractor reads its arguments out of the text (a Coq statement, a
   sum identity, a screenshot's path, a database file, "remember that ..."); an operation whose
-  extractor finds nothing cannot be run, however similar the words are;
+  extractor finds nothing cannot be run, however similar the words are. An extractor outside
+  memory that fires settles the route, unless a memory extractor fired too and its examples are
+  nearer ("Add to memory: the invoices live under Finance/2024");
 - **nearest examples**: the task's vector (the one the agent computes once per turn) against
   every operation's description and example tasks, and against examples of requests that no
-  operation serves (:data:`DECLINE_EXAMPLES`). The best similarity per operation ranks the
-  operations whose extractors fired; when none fired, an operation whose examples are nearest,
-  by at least ``near_at`` and ``near_margin`` above the nearest decline, is taken with the
-  general argument readers below (a memory question, a note to keep, a subject to forget, a
-  folder to explore);
-- **memory**: questions that no extractor claims go to memory when memory has something on
-  them (the agent recalls before routing and passes the best match's similarity as
-  ``evidence``), or when they ask for memory in so many words ("what did I tell you about
-  ..."), unless they are much nearer to a request no operation serves.
+  operation serves (:data:`DECLINE_EXAMPLES`): the best and the mean of the three nearest;
+- **memory**: what memory matched (the agent recalls before routing and passes the best
+  match's similarity as ``evidence``).
 
-Anything else is declined, plainly. The thresholds were calibrated on the development tasks of
-``benchmarks/agent_routing.py`` (its generated templates and the seen hand-written set).
+Memory's phrasings are many ("fyi my locker number is 214", "No need to keep the standup time
+anymore - forget it", "wat's the wifi called"), and a rule per phrasing does not carry to the
+next user. A task that the form does not settle goes to the **memory gate** (:class:`Gate`), a
+multinomial logistic model over the similarities, the evidence and cues of the task's form (a
+question, a request to keep or to forget, a statement about the user's own things, what
+memory's extractors read, strictly and loosely), fitted on the development tasks of
+``benchmarks/agent_routing.py`` by ``benchmarks/router_fit.py`` (regularisation chosen by
+leave-one-source-out; the left-out figures are stored with the weights). It says: keep
+(``memory_remember``), forget (``memory_forget``), a question to memory (``memory_recall``, or
+``memory_reason`` for "why ..." and "based on what you know ..."), or none of them. With none, a
+request whose nearest examples are another capability's, by ``near_at`` and ``near_margin``
+above the nearest decline, is read loosely by that operation (a folder of data files); anything
+else is declined, plainly, naming what is missing when the task resembles an operation.
 
 >>> router = Router(load_registry(), embedder)                          # doctest: +SKIP
 >>> route = router.route("Prove in Coq: forall n : nat, n + 0 = n")    # doctest: +SKIP
@@ -28,17 +37,24 @@ Anything else is declined, plainly. The thresholds were calibrated on the develo
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from lemmata.memory.operations import cue_words
 
 if TYPE_CHECKING:
     from lemmata.embeddings import Embedder
     from lemmata.operations import Operation, Registry
 
-__all__ = ["DECLINE_EXAMPLES", "Route", "Router"]
+__all__ = ["DECLINE_EXAMPLES", "GATE_CLASSES", "WEIGHTS_FILE", "Gate", "Route", "Router"]
+
+#: The fitted memory gate (``benchmarks/router_fit.py`` writes it).
+WEIGHTS_FILE = Path(__file__).with_name("router_weights.json")
 
 #: Requests that no operation serves, one or two per kind (reminders and alarms, messages,
 #: bookings and purchases, the web and general knowledge, arithmetic and school maths, writing
@@ -92,12 +108,21 @@ DECLINE_EXAMPLES: tuple[str, ...] = (
     "Check the tyre pressure on my car.",
     "Recommend a good podcast about history.",
     "How many calories are in an apple?",
+    "How can I get better at remembering people's names?",
+    "Why do we forget things as we get older?",
+    "My phone is out of storage, what can I delete?",
+    "Who first studied how memory works in the brain?",
+    "What are common side effects of ibuprofen?",
+    "Buy a new phone charger online.",
+    "Write a tweet announcing our product launch.",
 )
 
-# Operations whose extractor accepts any question: they are chosen by the rules below.
+# Operations whose extractor accepts any question: they are chosen by the gate below.
 _MEMORY_QUESTIONS = ("memory_recall", "memory_reason")
+# The gate's classes: what a task that no formal extractor claims asks of memory.
+GATE_CLASSES = ("none", "memory_remember", "memory_forget", "question")
 _QUESTION = re.compile(
-    r"\?\s*$|^\s*(?:who|whom|whose|what|when|where|which|why|how|did|does|do|is|are|was|were|"
+    r"\?\s*$|^\s*(?:who|whom|whose|what|wat|when|where|which|why|how|did|does|do|is|are|was|were|"
     r"has|have|had|can|could|tell me|remind me)\b",
     re.I,
 )
@@ -110,7 +135,9 @@ _ASKS_MEMORY = re.compile(
     re.I,
 )
 # Questions about the user's own life: no capability but memory can answer them.
-_PERSONAL = re.compile(r"\bmy\b|\bwhy\s+(?:\w+\s+){0,2}I\b|\bshould I\b", re.I)
+_PERSONAL = re.compile(
+    r"\bmy\b|\bwhy\s+(?:\w+\s+){0,2}I\b|\bshould I\b|\b(?:do|did|have|am) I\b", re.I
+)
 # Commands to search memory, whatever their grammar.
 _RECALL_COMMAND = re.compile(
     r"^\s*(?:please\s+)?(?:recall|search (?:my |your )?memory|look (?:it )?up in (?:your |my )?memory|"
@@ -125,6 +152,32 @@ _FROM_MEMORY = re.compile(
     re.I,
 )
 _WHY = re.compile(r"^\s*(?:please\s+)?(?:explain|why|summari[sz]e|reason about)\b", re.I)
+_KEEP_VERB = re.compile(
+    r"\b(?:remember|memori[sz]e|note|jot|save|store|record|log|file|keep|commit)\b", re.I
+)
+_FORGET_VERB = re.compile(
+    r"\b(?:forget|delete|erase|remove|wipe|drop|clear|scrap|purge|discard|get rid of)\b", re.I
+)
+_MEMORY_WORD = re.compile(r"\b(?:memory|memories|notes?|on file|in mind)\b", re.I)
+# a statement about the user's own things: "my locker number is 214", "I parked on level 3"
+_OWN_STATEMENT = re.compile(
+    r"^\s*(?:(?:fyi|btw|heads[\s-]up|so|oh|also)\b[\s,:-]*)*(?:my|our|i|i'm|i've|we|we're)\b", re.I
+)
+_ASIDE_CUE = re.compile(r"^\s*(?:fyi|btw|heads[\s-]up|note to self|just so you know)\b", re.I)
+_REMINDER = re.compile(
+    r"\b(?:remind me|remember|don'?t (?:let me )?forget)\s+to\b|\b(?:at|on|by|tomorrow|tonight)\s+\d",
+    re.I,
+)
+# asking memory to stop keeping something, or not to lose it ("don't forget that ...")
+_STOP_KEEPING = re.compile(
+    r"\b(?:anymore|any more|no longer|stop remembering|(?:don'?t|do not) (?:want|need) you to "
+    r"(?:remember|keep|know)|no need to (?:keep|remember|store))\b",
+    re.I,
+)
+_DONT_FORGET = re.compile(r"\b(?:don'?t|do not|never) forget\b(?! to\b)", re.I)
+_GENERAL = re.compile(
+    r"\b(?:people|someone|anyone|in general|usually|tips?|best way|how to)\b", re.I
+)
 
 
 @dataclass(frozen=True)
@@ -146,13 +199,13 @@ class Route:
 class Router:
     """Routes tasks over ``registry`` with ``embedder`` (the offline MiniLM by default).
 
-    ``evidence_at`` is the similarity a recalled item needs for a plain question to count as a
-    memory question; ``hint_at`` the word similarity above which a decline names the operation
-    the task resembles; ``near_at`` the similarity to an operation's nearest example that takes
-    a task no extractor claimed, when it is at least ``near_margin`` above the nearest request
-    no operation serves; ``veto_margin`` how much nearer to such a request a question must be
-    for a memory cue alone ("do you remember ...") not to send it to memory, when memory's
-    best match is under ``veto_below``.
+    ``evidence_at`` is the similarity a recalled item needs to count as memory knowing about a
+    task (a gate feature); ``hint_at`` the word similarity above which a decline names the
+    operation the task resembles; ``near_at`` and ``near_margin``: the similarity to an
+    operation's nearest example, and its margin over the nearest request no operation serves,
+    that take a task no extractor claimed for a capability outside memory (a folder of data
+    files); ``weights``: the memory gate (see :class:`Gate`; the fitted
+    ``router_weights.json`` beside this module by default).
     """
 
     def __init__(
@@ -164,8 +217,7 @@ class Router:
         hint_at: float = 0.45,
         near_at: float = 0.25,
         near_margin: float = 0.05,
-        veto_margin: float = 0.06,
-        veto_below: float = 0.3,
+        weights: Gate | None = None,
     ) -> None:
         self.registry = registry
         self.embedder = embedder
@@ -173,8 +225,7 @@ class Router:
         self.hint_at = hint_at
         self.near_at = near_at
         self.near_margin = near_margin
-        self.veto_margin = veto_margin
-        self.veto_below = veto_below
+        self.gate = weights if weights is not None else Gate.load()
         self._ops: list[Operation] = list(registry)
         texts: list[str] = []
         owner: list[int] = []
@@ -194,7 +245,7 @@ class Router:
 
     def decline_similarity(self, text: str) -> float:
         """The best cosine similarity of ``text`` to the requests no operation serves."""
-        return self._decline(self._vector(text))
+        return float(np.max(self._decline_sims(self._vector(text))))
 
     def _vector(self, text: str) -> np.ndarray:
         # the agent embedded the task already: its embedder answers from that vector
@@ -207,10 +258,76 @@ class Router:
             op.qualified_name: round(float(s), 4) for op, s in zip(self._ops, best, strict=True)
         }
 
-    def _decline(self, v: np.ndarray) -> float:
+    def _decline_sims(self, v: np.ndarray) -> np.ndarray:
         if self._decline_vectors is None:  # embedded when first needed
             self._decline_vectors = self.embedder.embed(list(DECLINE_EXAMPLES))
-        return round(float(np.max(self._decline_vectors @ v)), 4)
+        return np.asarray(self._decline_vectors @ v)
+
+    def _near(self, v: np.ndarray, k: int) -> dict[str, float]:
+        """Per operation and for the decline class: the mean of the ``k`` nearest examples."""
+        sims = self._vectors @ v
+        out: dict[str, float] = {}
+        for i, op in enumerate(self._ops):
+            mine = np.sort(sims[self._owner == i])[::-1][:k]
+            out[op.qualified_name] = float(mine.mean()) if mine.size else -1.0
+        out["decline"] = float(np.sort(self._decline_sims(v))[::-1][:k].mean())
+        return out
+
+    def features(
+        self, text: str, evidence: float | None = None, *, v: np.ndarray | None = None
+    ) -> dict[str, float]:
+        """What the memory gate reads of a task: its nearest examples per memory operation and
+        among the requests no operation serves (best, and the mean of the three nearest), how
+        well memory matched it, and the cues of its form (a question, a request to keep or to
+        forget, a statement about the user's own things, the memory extractors' findings)."""
+        if v is None:
+            v = self._vector(text)
+        cued = cue_words(text)
+        best = self._similarities(v)
+        top3 = self._near(v, 3)
+        decline = self._decline_sims(v)
+        others = [n for n in best if not n.startswith("memory_")]
+        f: dict[str, float] = {}
+        for name in (*_MEMORY_QUESTIONS, "memory_remember", "memory_forget"):
+            f[f"best:{name}"] = best.get(name, -1.0)
+            f[f"top3:{name}"] = top3.get(name, -1.0)
+        f["best:decline"] = float(np.max(decline))
+        f["top3:decline"] = top3["decline"]
+        f["best:other"] = max((best[n] for n in others), default=-1.0)
+        e = 0.0 if evidence is None else float(evidence)
+        f["evidence"] = e
+        f["evidence_high"] = float(e >= self.evidence_at)
+        remember = self.registry.find("memory_remember")
+        forget = self.registry.find("memory_forget")
+        cues = {
+            "question": bool(_QUESTION.search(cued)) or bool(_WHY.match(cued)),
+            "ends_question": cued.rstrip().endswith("?"),
+            "asks_memory": bool(_ASKS_MEMORY.search(cued)) or bool(_RECALL_COMMAND.match(cued)),
+            "from_memory": bool(_FROM_MEMORY.search(cued)),
+            "why": bool(_WHY.match(cued)),
+            "personal": bool(_PERSONAL.search(cued)),
+            "keep_verb": bool(_KEEP_VERB.search(cued)),
+            "forget_verb": bool(_FORGET_VERB.search(cued)),
+            "memory_word": bool(_MEMORY_WORD.search(cued)),
+            "own_statement": bool(_OWN_STATEMENT.match(cued)) and not cued.rstrip().endswith("?"),
+            "aside": bool(_ASIDE_CUE.match(cued)),
+            "reminder": bool(_REMINDER.search(cued)),
+            "general": bool(_GENERAL.search(cued)),
+            "stop_keeping": bool(_STOP_KEEPING.search(cued)),
+            "dont_forget": bool(_DONT_FORGET.search(cued)),
+            "remember_form": remember is not None and bool(remember.arguments(text)),
+            "forget_form": forget is not None and bool(forget.arguments(text)),
+            "remember_read": remember is not None and bool(remember.arguments(text, loose=True)),
+            "forget_read": forget is not None and bool(forget.arguments(text, loose=True)),
+        }
+        f.update({k: float(c) for k, c in cues.items()})
+        f["words"] = float(np.log1p(len(text.split())))
+        # what memory knows counts for a question, not for a command
+        f["question*evidence"] = f["question"] * e
+        f["personal*evidence"] = f["personal"] * e
+        f["own_statement*keep"] = f["own_statement"] * f["keep_verb"]
+        f["remember_read*ends_question"] = f["remember_read"] * f["ends_question"]
+        return f
 
     def route(self, text: str, *, evidence: float | None = None) -> Route:
         """Route one task; ``evidence`` is how well memory matched it (None: not looked)."""
@@ -219,83 +336,37 @@ class Router:
             return Route(None, reason="the task is empty: say what you want done")
         v = self._vector(text) if self._ops else None
         scores = self._similarities(v) if v is not None else {}
-
-        def clear(name: str) -> bool:
-            """The nearest examples name ``name``'s capability (its operations tell apart by
-            form: a note to keep, a subject to forget, a question), well above any request
-            that no operation serves."""
-            capability = name.split("_", 1)[0]
-            s = max((v for k, v in scores.items() if k.split("_", 1)[0] == capability), default=-1)
-            return s >= self.near_at and s - decline_near >= self.near_margin
-
-        plain = _plain(text)
-        fired: list[tuple[float, Operation, dict[str, Any]]] = []
-        for op in self._ops:
-            if op.extract is None or op.qualified_name in _MEMORY_QUESTIONS:
-                continue
-            args = _extract(op, text, plain)
-            if args:
-                fired.append((scores.get(op.qualified_name, 0.0), op, args))
-        if fired:
-            fired.sort(key=lambda f: -f[0])
+        fired, settled = self.formal(text, scores)
+        if settled:
             sim, op, args = fired[0]
-            return Route(
-                op.qualified_name,
-                _refine(op.qualified_name, text, args),
-                sim,
-                f"the task's form matches {op.qualified_name}",
-                scores,
-            )
-        decline_near = self._decline(v) if v is not None else -1.0
-        asks_memory = bool(_ASKS_MEMORY.search(text)) or bool(_RECALL_COMMAND.match(text))
-        question = bool(_QUESTION.search(text)) or bool(_WHY.match(text))
-        personal = question and bool(_PERSONAL.search(text))
-        if _RECALL_COMMAND.match(text) or _FROM_MEMORY.search(text):
-            question = True
-        known = evidence is not None and evidence >= self.evidence_at
-        memory_near = max(scores.get(n, -1.0) for n in _MEMORY_QUESTIONS)
-        # a cue alone ("do you remember the lyrics ...") on a request no operation serves
-        vetoed = (evidence is None or evidence < self.veto_below) and (
-            decline_near - memory_near >= self.veto_margin
-        )
-        ruled = question and (asks_memory or personal or known) and not vetoed
-        if not ruled:
-            # a request whose form the operations' extractors did not expect, read in general
-            for name in sorted(set(_READERS) & set(scores), key=lambda n: -scores[n]):
-                read = _READERS[name](text) if clear(name) else None
-                if read:
-                    why = f"the task reads like the examples of {name}"
-                    return Route(name, read, scores[name], why, scores)
-        # no rule took it ("give me a rundown of what you know about ..."), but it asks for
-        # memory in words and the nearest examples, of all, are memory questions
-        best_near = max(scores, key=lambda k: scores[k], default=None)
-        by_examples = (
-            [best_near]
-            if asks_memory and best_near in _MEMORY_QUESTIONS and clear(best_near)
-            else []
-        )
-        if ruled or by_examples:
-            if _WHY.match(text) or _FROM_MEMORY.search(text):
-                name = "memory_reason"
-            elif ruled:
-                name = "memory_recall"
-            else:
-                name = max(by_examples, key=lambda n: scores[n])
-            op_found = self.registry.find(name) or self.registry.find("memory_recall")
-            if op_found is not None and op_found.extract is not None:
-                args = op_found.extract(text) or {"query": text}
-                why = (
-                    "it reads like a question to memory"
-                    if not ruled
-                    else "it asks what memory holds"
-                    if asks_memory
-                    else "it asks about you, which only memory can answer"
-                    if personal
-                    else "memory knows about it"
-                )
-                return Route(op_found.qualified_name, args, scores.get(name, 0.0), why, scores)
+            why = f"the task's form matches {op.qualified_name}"
+            return Route(op.qualified_name, args, sim, why, scores)
+        # what memory is asked for, if anything: the fitted gate over words, evidence and form
+        feats = self.features(text, evidence, v=v) if v is not None else {}
+        probs = self.gate.probabilities(feats) if feats else {"none": 1.0}
+        choice = max(probs, key=lambda c: probs[c])
+        if choice != "none":
+            routed = self._memory_route(choice, text, probs[choice], scores)
+            if routed is not None:
+                return routed
+        if fired:  # memory's extractor read it, but the gate says it is not for memory
+            sim, op, args = fired[0]
+            why = f"the task's form matches {op.qualified_name}"
+            return Route(op.qualified_name, args, sim, why, scores)
+        decline_near = float(np.max(self._decline_sims(v))) if v is not None else -1.0
+        # a request outside memory whose form its extractor did not expect, read loosely
+        for name in sorted(scores, key=lambda n: -scores[n]):
+            op_found = self.registry.get(name)
+            if op_found.capability == "memory" or op_found.read is None:
+                continue
+            if scores[name] < self.near_at or scores[name] - decline_near < self.near_margin:
+                continue
+            read = op_found.arguments(text, loose=True)
+            if read:
+                why = f"the task reads like the examples of {name}"
+                return Route(name, read, scores[name], why, scores)
         best_name, best = max(scores.items(), key=lambda kv: kv[1], default=(None, 0.0))
-        if question and best_name in _MEMORY_QUESTIONS:
+        if feats.get("question") and best_name in _MEMORY_QUESTIONS:
             return Route(
                 None,
                 {},
@@ -322,199 +393,112 @@ class Router:
             None, {}, best, f"no operation serves this task (I can do: {capabilities})", scores
         )
 
+    def formal(
+        self, text: str, scores: dict[str, float]
+    ) -> tuple[list[tuple[float, Operation, dict[str, Any]]], bool]:
+        """The operations outside memory whose extractors read ``text`` (nearest first), and
+        whether the form settles the route: one of them is nearer than any memory operation
+        whose extractor also read it ("Add to memory: the invoices live under Finance/2024")."""
+        fired: list[tuple[float, Operation, dict[str, Any]]] = []
+        for op in self._ops:
+            if op.extract is None or op.capability == "memory":
+                continue
+            args = op.arguments(text)
+            if args:
+                fired.append((scores.get(op.qualified_name, 0.0), op, args))
+        fired.sort(key=lambda f: -f[0])
+        memory_form = [
+            n for n in ("memory_remember", "memory_forget") if self._form(n, text) is not None
+        ]
+        best_memory_form = max((scores.get(n, 0.0) for n in memory_form), default=-1.0)
+        return fired, bool(fired) and fired[0][0] >= best_memory_form
 
-# -- reading arguments: general fixes around the operations' own extractors -------------------
+    def _form(self, name: str, text: str) -> dict[str, Any] | None:
+        op = self.registry.find(name)
+        return op.arguments(text) if op is not None else None
 
-_FENCE = re.compile(r"```[\w-]*[ \t]*\n?(.*?)\n?```", re.S)
-_TICKS = re.compile(r"`([^`\n]+)`")
-
-
-def _plain(text: str) -> str:
-    """The text without Markdown code marks: fences and inline backticks around code."""
-    return _TICKS.sub(r"\1", _FENCE.sub(r"\n\1\n", text)).strip()
-
-
-def _code(text: str) -> str:
-    """The code a request marks as code (fenced blocks, inline spans), one piece a line."""
-    pieces = [m.group(1) for m in _FENCE.finditer(text)]
-    pieces += [m.group(1) for m in _TICKS.finditer(_FENCE.sub(" ", text))]
-    return "\n".join(p.strip() for p in pieces if p.strip())
-
-
-def _extract(op: Operation, text: str, plain: str) -> dict[str, Any] | None:
-    """The operation's own extractor, on the text as written and, where code marks got in
-    its way (nothing found, or a backtick inside an argument), on the text without them, then
-    on the marked code alone (its request words are read again by :func:`_refine`)."""
-    assert op.extract is not None
-    args = _run(op, text)
-    if plain != text and (not args or any("`" in str(v) for v in args.values())):
-        args = _run(op, plain) or args
-        code = _code(text)
-        if code and (not args or any("`" in str(v) for v in args.values())):
-            args = _run(op, code) or args
-    return args
-
-
-def _run(op: Operation, text: str) -> dict[str, Any] | None:
-    assert op.extract is not None
-    try:
-        return op.extract(text)
-    except Exception:  # an extractor's bug must not stop routing
-        return None
-
-
-_POLITE = re.compile(
-    r"^\s*(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|"
-    r"i(?:'d| would)?\s+(?:want|need|like)\s+you\s+to\s+)?(?:please\s+)?",
-    re.I,
-)
-_ENTITY = re.compile(r"\b(?P<k>[A-Za-z_]\w*)\s*=\s*(?P<v>\"[^\"]+\"|'[^']+'|[\w.-]*\w)")
-_TYPED = re.compile(
-    r"^(?:type|enter|write|put|input|fill\s+in)\s+(?P<text>.+?)\s+(?:into|in|in to|inside)\s+"
-    r"(?P<target>.+)$",
-    re.I,
-)
-# a sentence that only says where the screenshot is ("I attached it.", "Here is the image.")
-_ABOUT_FILE = re.compile(
-    r"^(?:i(?:'ve| have)?\s+(?:attached|uploaded|added|took|sent)|here(?:'s| is)|this is|see|"
-    r"(?:the\s+)?(?:screenshot|image|picture|file)\s+is)\b[^.?!]*$",
-    re.I,
-)
+    def _memory_route(
+        self, choice: str, text: str, p: float, scores: dict[str, float]
+    ) -> Route | None:
+        """The memory operation the gate chose, with its arguments (None: none could be read)."""
+        if choice == "question":
+            name = (
+                "memory_reason"
+                if _WHY.match(text) or _FROM_MEMORY.search(text)
+                else "memory_recall"
+            )
+            op = self.registry.find(name) or self.registry.find("memory_recall")
+            if op is None:
+                return None
+            args: dict[str, Any] | None = op.arguments(text) or {"query": text}
+            why = "it reads like a question to memory"
+        else:
+            op = self.registry.find(choice)
+            if op is None:
+                return None
+            strict = op.arguments(text)
+            args = strict or op.arguments(text, loose=True)
+            why = (
+                f"the task's form matches {choice}"
+                if strict
+                else f"the task reads like the examples of {choice}"
+            )
+        if not args:
+            return None
+        return Route(op.qualified_name, args, p, f"{why} (memory gate {p:.2f})", scores)
 
 
-def _refine(name: str, text: str, args: dict[str, Any]) -> dict[str, Any]:
-    """General fixes to what an extractor read, for requests phrased in ways it did not
-    expect; each fix reads the text's form, never a task's words."""
-    out = dict(args)
-    if name == "research_research":
-        entity = out.get("entity")
-        if not entity:
-            m = _ENTITY.search(text)
-            if m:
-                entity = f"{m['k']}={m['v'].strip(chr(34) + chr(39))}"
-        if entity:
-            out["entity"] = str(entity).rstrip(".,;:!?")
-    elif name in ("gui_ground", "gui_act") and isinstance(out.get("instruction"), str):
-        out["instruction"] = _instruction(out["instruction"])
-        if name == "gui_act" and not out.get("action"):
-            m = _TYPED.match(out["instruction"])
-            if m:
-                typed = m["text"].strip(" ,")
-                if "," in typed:  # "my username, kmorales," names what it types
-                    typed = typed.split(",")[-1].strip() or typed
-                elif re.match(r"(?:my|our|the|your)\s+\S+\s+\S", typed, re.I):
-                    typed = typed.split()[-1]  # "my gift card number GC-7781"
-                out.update(
-                    instruction=re.sub(r"^(?:the|my|our)\s+", "", m["target"].strip(), flags=re.I),
-                    action="type",
-                    text=typed.strip("'\""),
-                )
-    elif name == "memory_remember" and isinstance(out.get("text"), str):
-        out["text"] = re.sub(
-            r"^(?:the\s+following|as\s+follows|this|these)\s*[:-]\s*", "", out["text"], flags=re.I
+@dataclass(frozen=True)
+class Gate:
+    """The memory gate: a multinomial logistic model over :meth:`Router.features` that says
+    whether a task no formal extractor claimed asks memory to keep something, to forget
+    something, or a question, or none of them. Fitted on the development tasks of
+    ``benchmarks/agent_routing.py`` by ``benchmarks/router_fit.py``; stored as JSON."""
+
+    features: tuple[str, ...]
+    classes: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray  # classes x features
+    bias: np.ndarray
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> Gate:
+        """The gate stored at ``path`` (``router_weights.json`` beside this module)."""
+        data = json.loads((path or WEIGHTS_FILE).read_text())
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Gate:
+        return cls(
+            features=tuple(data["features"]),
+            classes=tuple(data["classes"]),
+            mean=np.asarray(data["mean"], float),
+            scale=np.asarray(data["scale"], float),
+            weights=np.asarray(data["weights"], float),
+            bias=np.asarray(data["bias"], float),
+            meta=dict(data.get("meta", {})),
         )
-    elif name == "provers_prove" and out.get("method") not in (None, "wz"):
-        # a theorem's method, named in words; a sum identity keeps the WZ prover
-        named = _method_named(text)
-        if named in ("auto", "refine", "portfolio"):
-            out["method"] = named
-    return out
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "features": list(self.features),
+            "classes": list(self.classes),
+            "mean": [round(float(x), 6) for x in self.mean],
+            "scale": [round(float(x), 6) for x in self.scale],
+            "weights": [[round(float(x), 6) for x in row] for row in self.weights],
+            "bias": [round(float(x), 6) for x in self.bias],
+            "meta": self.meta,
+        }
 
-def _method_named(text: str) -> str | None:
-    """The proving method a request names in words ("auto-prove", "with the portfolio")."""
-    for method, words in (
-        ("portfolio", r"portfolio"),
-        ("refine", r"refine|refinement|repair"),
-        ("wz", r"zeilberger|wz|wilf"),
-        ("auto", r"auto|automatic(?:ally)?"),
-    ):
-        if re.search(rf"\b(?:{words})\b", text, re.I):
-            return method
-    return None
+    def matrix(self, rows: list[dict[str, float]]) -> np.ndarray:
+        """The standardised feature matrix of ``rows`` (a missing feature reads as 0)."""
+        x = np.asarray([[r.get(k, 0.0) for k in self.features] for r in rows], float)
+        return (x - self.mean) / self.scale
 
-
-def _instruction(instruction: str) -> str:
-    """An instruction without the asking around it and without the sentences that only say
-    where the screenshot is."""
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", instruction) if s.strip(" .!?")]
-    kept = [s for s in sentences if not _ABOUT_FILE.match(s.strip(" .!?"))] or sentences
-    rest = " ".join(kept)
-    rest = _POLITE.sub("", rest)
-    rest = re.sub(r"^(?:this|the)\s+instruction\s*:?\s*", "", rest, flags=re.I)
-    return rest.strip(" ,:;.?") or instruction
-
-
-# -- readers for tasks that the nearest examples route and no extractor claimed ---------------
-
-_REQUEST_WORDS = re.compile(
-    r"\b(?:remember|memori[sz]e|memory|note|notes|save|saved|store|stored|keep|record|file|mind|"
-    r"jot|log)\b",
-    re.I,
-)
-_INTERJECTION = re.compile(
-    r"^\s*(?:(?:hey|hi|hello|ok(?:ay)?|so|also|oh|btw|fyi)\b[\s!,.:]*)+", re.I
-)
-
-
-def _read_remember(text: str) -> dict[str, Any] | None:
-    """What to keep: the part of the request that is not the asking to keep it
-    ("Can you save a note: X", "Store this please - X", "X. Keep that in mind.")."""
-    body = _INTERJECTION.sub("", text).strip()
-    parts = [p.strip() for p in re.split(r"\s*[:\u2014]\s+|\s+-\s+|(?<=[.!?])\s+", body)]
-    parts = [p for p in parts if p.strip(" .!?")]
-    if len(parts) < 2:
-        return None
-    content = [p for p in parts if not (_REQUEST_WORDS.search(p) and len(p.split()) <= 8)]
-    if not content or len(content) == len(parts):
-        return None
-    said = " ".join(content).strip().rstrip(".!?").strip()
-    return {"text": said} if len(said.split()) >= 2 else None
-
-
-_FORGET_VERB = re.compile(
-    r"\b(?:forget|delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|purge|get\s+rid\s+of|"
-    r"discard|stop\s+remembering)\b\s*(?P<rest>.+)$",
-    re.I | re.S,
-)
-_FORGET_LEAD = re.compile(
-    r"^(?:(?:what|whatever|anything|everything|all)\s+(?:(?:you|i)\s+(?:\w+\s+){0,2}?)?"
-    r"(?:about|on|regarding|concerning|mentioning|of)\s+|(?:the\s+)?(?:notes?|facts?|memor(?:y|ies)|"
-    r"entry|entries|items?)\s+(?:about|on|of|regarding)\s+|about\s+)",
-    re.I,
-)
-
-
-def _read_forget(text: str) -> dict[str, Any] | None:
-    """What to forget: the subject after the verb ("delete what you know about X, ...")."""
-    m = _FORGET_VERB.search(text)
-    if not m:
-        return None
-    about = _FORGET_LEAD.sub("", m["rest"].strip())
-    about = re.split(r",\s*|\s+(?:since|because|as)\s+", about, maxsplit=1)[0]
-    about = re.sub(
-        r"\s*(?:(?:from|in)\s+(?:your\s+|my\s+|the\s+)?memory|any\s?more|please)\b", "", about
-    )
-    about = about.strip().rstrip(".!?").strip()
-    if not about or about.lower() in {"it", "that", "this", "everything", "all", "them"}:
-        return None
-    return {"about": about}
-
-
-_FOLDER_PATH = re.compile(r"(?<![\w:/])(?P<path>~?[\w.-]*(?:/[\w.-]+)+)/?")
-
-
-def _read_research(text: str) -> dict[str, Any] | None:
-    """A folder of data files named by its path ("explore data/energy (CSV files)")."""
-    m = _FOLDER_PATH.search(text)
-    if not m or "://" in text:
-        return None
-    out: dict[str, Any] = {"source": m["path"]}
-    return _refine("research_research", text, out)
-
-
-_READERS = {
-    "memory_remember": _read_remember,
-    "memory_forget": _read_forget,
-    "research_research": _read_research,
-}
+    def probabilities(self, row: dict[str, float]) -> dict[str, float]:
+        z = self.matrix([row])[0] @ self.weights.T + self.bias
+        z = np.exp(z - z.max())
+        p = z / z.sum()
+        return {c: float(q) for c, q in zip(self.classes, p, strict=True)}

@@ -145,6 +145,53 @@ _FILE_CHORE = re.compile(
 )
 
 
+_POLITE = re.compile(
+    r"^\s*(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|"
+    r"i(?:'d| would)?\s+(?:want|need|like)\s+you\s+to\s+)?(?:please\s+)?",
+    re.I,
+)
+# a sentence that only says where the screenshot is ("I attached it.", "Here is the image.")
+_ABOUT_FILE = re.compile(
+    r"^(?:i(?:'ve| have)?\s+(?:attached|uploaded|added|took|sent)|here(?:'s| is)|this is|see|"
+    r"(?:the\s+)?(?:screenshot|image|picture|file)\s+is)\b[^.?!]*$",
+    re.I,
+)
+_TYPED = re.compile(
+    r"^(?:type|enter|write|put|input|fill\s+in)\s+(?P<text>.+?)\s+(?:into|in|in to|inside)\s+"
+    r"(?P<target>.+)$",
+    re.I,
+)
+
+
+def _tidy(instruction: str) -> str:
+    """An instruction without the asking around it and without the sentences that only say
+    where the screenshot is."""
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", instruction) if s.strip(" .!?")]
+    kept = [s for s in sentences if not _ABOUT_FILE.match(s.strip(" .!?"))] or sentences
+    rest = " ".join(kept)
+    rest = _POLITE.sub("", rest)
+    rest = re.sub(r"^(?:this|the)\s+instruction\s*:?\s*", "", rest, flags=re.I)
+    return rest.strip(" ,:;.?") or instruction
+
+
+def _typed(instruction: str) -> dict[str, Any] | None:
+    """``type X into Y`` with X unquoted: what it types and where ("Enter 42 in the age
+    field", "type my username, kmorales, into the login box")."""
+    m = _TYPED.match(instruction)
+    if not m:
+        return None
+    typed = m["text"].strip(" ,")
+    if "," in typed:  # "my username, kmorales," names what it types
+        typed = typed.split(",")[-1].strip() or typed
+    elif re.match(r"(?:my|our|the|your)\s+\S+\s+\S", typed, re.I):
+        typed = typed.split()[-1]  # "my gift card number GC-7781"
+    return {
+        "instruction": re.sub(r"^(?:the|my|our)\s+", "", m["target"].strip(), flags=re.I),
+        "action": "type",
+        "text": typed.strip("'\""),
+    }
+
+
 def _extract_ground(text: str) -> dict[str, Any] | None:
     m = _IMAGE.search(text)
     if not m or _FILE_CHORE.match(text):
@@ -152,7 +199,7 @@ def _extract_ground(text: str) -> dict[str, Any] | None:
     path = m["qpath"] or m["path"]
     quoted = m["qpath"] is not None
     instruction = _instruction(text.replace(m.group(0), path) if quoted else text, path)
-    return {"image": path, "instruction": instruction} if instruction else None
+    return {"image": path, "instruction": _tidy(instruction)} if instruction else None
 
 
 def _extract_act(text: str) -> dict[str, Any] | None:
@@ -169,11 +216,14 @@ def _extract_act(text: str) -> dict[str, Any] | None:
     if typed:
         return {
             "page": m["path"],
-            "instruction": typed["target"].strip(),
+            "instruction": _tidy(typed["target"].strip()),
             "action": "type",
             "text": typed["t1"] or typed["t2"] or typed["t3"],
         }
-    return {"page": m["path"], "instruction": instruction} if instruction else None
+    if not instruction:
+        return None
+    instruction = _tidy(instruction)
+    return {"page": m["path"], **(_typed(instruction) or {"instruction": instruction})}
 
 
 @operation(

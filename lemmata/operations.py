@@ -3,7 +3,9 @@
 A capability declares each user-facing operation once, with :func:`operation`: a function
 from a pydantic input to a pydantic output, a description (its docstring), hints (read-only,
 destructive, idempotent), a time limit, example tasks in users' words, and optionally an
-offline argument extractor (text -> arguments) for the agent's router. The capability lists its
+offline argument extractor (text -> arguments) for the agent's router, with a looser reader
+for tasks that the router recognises by their words when their form is not the expected one
+(:meth:`Operation.arguments`). The capability lists its
 operations under the entry-point group ``lemmata.operations``::
 
     [project.entry-points."lemmata.operations"]
@@ -41,6 +43,7 @@ from __future__ import annotations
 import contextvars
 import importlib.metadata
 import inspect
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -253,6 +256,39 @@ class OperationContext:
         )
 
 
+_FENCE = re.compile(r"```[\w-]*[ \t]*\n?(.*?)\n?```", re.S)
+_TICKS = re.compile(r"`([^`\n]+)`")
+
+
+def _call(reader: Callable[[str], dict[str, Any] | None], text: str) -> dict[str, Any] | None:
+    try:
+        return reader(text)
+    except Exception:  # an extractor's bug must not stop a surface
+        return None
+
+
+def _marked(
+    reader: Callable[[str], dict[str, Any] | None] | None, text: str
+) -> dict[str, Any] | None:
+    """``reader`` on ``text``, then without its code marks, then on the marked code alone."""
+    if reader is None:
+        return None
+    args = _call(reader, text)
+    plain = _TICKS.sub(r"\1", _FENCE.sub(r"\n\1\n", text)).strip()
+
+    def ticked(a: dict[str, Any] | None) -> bool:
+        return not a or any("`" in str(v) for v in a.values())
+
+    if plain != text and ticked(args):
+        args = _call(reader, plain) or args
+        pieces = [m.group(1) for m in _FENCE.finditer(text)]
+        pieces += [m.group(1) for m in _TICKS.finditer(_FENCE.sub(" ", text))]
+        code = "\n".join(p.strip() for p in pieces if p.strip())
+        if code and ticked(args):
+            args = _call(reader, code) or args
+    return args
+
+
 def format_validation_error(exc: ValidationError, prefix: str = "") -> str:
     """``field: message (got value)`` for each error, joined by ``; ``."""
     parts = []
@@ -290,6 +326,21 @@ class Operation:
     scoped: bool = False
     examples: tuple[str, ...] = ()
     extract: Callable[[str], dict[str, Any] | None] | None = field(default=None, compare=False)
+    read: Callable[[str], dict[str, Any] | None] | None = field(default=None, compare=False)
+
+    def arguments(self, text: str, *, loose: bool = False) -> dict[str, Any] | None:
+        """The arguments a task in words gives this operation, or None when it gives none.
+
+        ``extract`` reads the form it expects (a Coq statement, "remember that ..."); where
+        Markdown code marks got in its way (nothing found, or a backtick inside an argument) it
+        reads the text without them, then the marked code alone. With ``loose`` (the task is
+        known to ask for this operation, by its words), ``read`` takes what ``extract`` did not
+        ("fyi my locker number is 214"). An extractor's bug reads as nothing found.
+        """
+        args = _marked(self.extract, text)
+        if not args and loose and self.read is not None:
+            args = _marked(self.read, text)
+        return args
 
     @property
     def qualified_name(self) -> str:
@@ -503,6 +554,7 @@ def operation(
     scoped: bool = False,
     examples: Iterable[str] = (),
     extract: Callable[[str], dict[str, Any] | None] | None = None,
+    read: Callable[[str], dict[str, Any] | None] | None = None,
 ) -> Callable[[Callable[[Any, OperationContext], Any]], Operation]:
     """Declare ``fn(args: Input, ctx: OperationContext) -> Output`` as an :class:`Operation`;
     the input and output types come from its annotations, the description from its
@@ -542,6 +594,7 @@ def operation(
             scoped=scoped,
             examples=tuple(examples),
             extract=extract,
+            read=read,
         )
 
     return wrap

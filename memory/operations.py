@@ -195,12 +195,35 @@ _FORGET_TAIL = re.compile(
     re.I,
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s+-\s+|\s+—\s+")
+# The verbs that ask memory for something, as users mistype them ("remeber", "forgett").
+_CUES = ("remember", "forget", "memorize", "memorise", "delete")
+_NOT_TYPOS = {"forgot", "remembers", "forgets", "deleted", "deletes", "memorised", "memorized"}
+
+
+def cue_words(text: str) -> str:
+    """``text`` with near misses of memory's request verbs spelled right (one edit or swap away,
+    words of five letters or more), so that one reader serves typed requests."""
+    from rapidfuzz.distance import OSA
+
+    def fix(m: re.Match[str]) -> str:
+        word = m.group(0)
+        low = word.lower()
+        if len(low) < 5 or low in _CUES or low in _NOT_TYPOS:
+            return word
+        for cue in _CUES:
+            if abs(len(cue) - len(low)) <= 1 and OSA.distance(low, cue) <= 1:
+                return cue if word.islower() else cue.capitalize()
+        return word
+
+    return re.sub(r"[A-Za-z]+", fix, text)
+
+
 _REASON = re.compile(r"^\s*(?:please\s+)?(?:explain|reason about|summari[sz]e|why)\b", re.I)
 _NOT_A_TOPIC = {"it", "that", "this", "everything", "all", "them", "me"}
 
 
 def _extract_remember(text: str) -> dict[str, Any] | None:
-    body = _INTERJECTION.sub("", text.strip()).strip()
+    body = _INTERJECTION.sub("", cue_words(text.strip())).strip()
     m = _REMEMBER.match(body)
     if (
         m
@@ -217,9 +240,83 @@ def _extract_remember(text: str) -> dict[str, Any] | None:
     if tail and tail["text"].strip():
         said = tail["text"].strip()
     said = re.sub(r"\s*[-,]?\s*(?:thanks|thank you)!?\s*$", "", said, flags=re.I).strip()
+    # "remember the following: X" keeps X
+    said = re.sub(r"^(?:the\s+following|as\s+follows|this|these)\s*[:-]\s*", "", said, flags=re.I)
+    # the asking clauses left around it ("Quick one - X. Can you remember that?"); a text
+    # that had none is kept as written, its full stop included
+    kept = _kept(said)
+    if kept != said.strip(" .!?,"):
+        said = kept or ""
     if not said or said.lower() in _NOT_A_TOPIC or re.match(r"^(?:to|a|an)\b", said, re.I):
         return None
     return {"text": said}
+
+
+# Words that ask to keep something, and the short clauses made of them ("keep that somewhere",
+# "Can you remember that?", "Note to self", "Log this for me")
+_KEEP_WORDS = re.compile(
+    r"\b(?:remember|memori[sz]e|memory|note|notes|save|saved|store|stored|keep|record|file|mind|"
+    r"jot|log|commit|forget)\b",
+    re.I,
+)
+_KEEP_LEAD = re.compile(
+    r"^(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+|pls\s+)?(?:(?:i\s+)?(?:want|need)\s+you\s+to\s+)?"
+    r"(?:remember|memori[sz]e|keep\s+in\s+mind|keep(?=\s+(?:this|that|it)\b)(?:\s+(?:this|that|it))?(?:\s+in\s+mind)?(?:\s+going\s+forward)?|don'?t\s+forget|(?:make|keep|take)\s+a\s+note|"
+    r"(?:jot|write|note)\s+down|note|save|store|record|log|file\s+away|commit\s+to\s+memory|"
+    r"(?:add|put|save|store|write|keep)(?:\s+(?:this|that|it))?\s+(?:in|into|to|on)\s+(?:your\s+|my\s+)?"
+    r"(?:memory|notes|file))\b"
+    r"(?:\s+(?:this|that|it))?(?:\s+for\s+(?:me|later))?(?:\s+(?:that|of))?\s*[:,-]?\s*",
+    re.I,
+)
+_KEEP_TAIL = re.compile(
+    r"\s*\b(?:for\s+(?:me|later|future\s+reference|the\s+record|safekeeping)|somewhere|on\s+file|"
+    r"in\s+(?:your\s+)?(?:mind|memory)|please|thanks)\b\s*$",
+    re.I,
+)
+# Words around a fact that are not part of it: "it's important", "quick one", "can you"
+_ASIDE = re.compile(
+    r"^(?:(?:it'?s|this\s+is)\s+(?:important|urgent)|quick\s+one|(?:can|could|would|will)\s+you|"
+    r"(?:for\s+)?(?:me|later|future\s+reference|the\s+record))$",
+    re.I,
+)
+_CHATTER = re.compile(
+    r"^\s*(?:(?:hey|hi|hello|ok(?:ay)?|so|also|oh|and|btw|fyi|pls|please|quick\s+one|"
+    r"heads[\s-]up|just\s+so\s+you\s+know)\b[\s!,.:-]*)+",
+    re.I,
+)
+
+
+def _kept(body: str) -> str | None:
+    """The clauses of ``body`` that are not the asking to keep it ("keep that somewhere",
+    "Can you remember that?", "Note to self", "Quick one"), each without a request before it
+    ("pls remember my locker number is 214")."""
+    body = _CHATTER.sub("", body.strip()).strip()
+    kept: list[str] = []
+    for part in re.split(r"\s*(?::|->|\u2014)\s+|\s+-+>?\s+|(?<=[.!?])\s+", body):
+        clauses: list[str] = []
+        for clause in re.split(r",\s+", part.strip(" .!?,")):
+            clause = _CHATTER.sub("", clause).strip(" .!?,>")
+            rest = _KEEP_LEAD.sub("", clause, count=1).strip(" .!?,")
+            rest = _KEEP_TAIL.sub("", rest).strip(" .!?,")
+            if not rest or _ASIDE.match(rest):
+                continue
+            if rest != clause:
+                if len(rest.split()) >= 2 and not re.match(r"^(?:to|it|that|this)\b", rest, re.I):
+                    clauses.append(rest)
+            elif not (_KEEP_WORDS.search(clause) and len(clause.split()) <= 6):
+                clauses.append(clause)
+        if clauses:
+            kept.append(", ".join(clauses))
+    said = ". ".join(kept).strip()
+    return said if len(said.split()) >= 2 and said.lower() not in _NOT_A_TOPIC else None
+
+
+def _read_remember(text: str) -> dict[str, Any] | None:
+    """What to keep, read loosely (the task is known to ask for it): the clauses that are not
+    the asking to keep ("fyi my passport expires in March, keep that somewhere", "Log this for
+    me: I ran 12 km"), or the statement itself ("my locker number is 214")."""
+    said = _kept(cue_words(text))
+    return {"text": said} if said else None
 
 
 def _extract_query(text: str) -> dict[str, Any] | None:
@@ -230,6 +327,7 @@ def _extract_query(text: str) -> dict[str, Any] | None:
 
 def _extract_forget(text: str) -> dict[str, Any] | None:
     m = None
+    text = cue_words(text)
     for sentence in [text, *_SENTENCES.split(text.strip())]:
         m = _FORGET.match(_INTERJECTION.sub("", sentence))
         if m:
@@ -239,19 +337,79 @@ def _extract_forget(text: str) -> dict[str, Any] | None:
     ids = _ID.findall(text)
     if ids:
         return {"ids": ids}
-    about = _FORGET_LEAD.sub("", m["text"].strip())
-    about = _FORGET_LEAD.sub("", about)
-    # "..., it's public now": the reason after the topic is not part of it
-    about = re.split(
-        r",\s*(?=(?:it'?s|it is|since|because|as|that'?s|they'?re|i'?ve|we'?ve|he|she|they|we|i)\b)",
-        about,
-        maxsplit=1,
-    )[0]
-    for _ in range(3):
-        about = _FORGET_TAIL.sub("", about).strip().rstrip(".?!").strip()
-    if not about or about.lower() in _NOT_A_TOPIC or re.match(r"^my\s+account\b", about, re.I):
+    about = _subject(m["text"])
+    if not about or re.match(r"^my\s+account\b", about, re.I):
         return None
     return {"about": about}
+
+
+def _subject(said: str) -> str | None:
+    """The subject of a forget request, without the words around it: what names the note
+    ("the thing about", "anything you stored on"), the reason after it ("..., it's public
+    now", "? Turns out ..."), "from your memory"; None when it is only a pronoun."""
+    # the first sentence ("Dr. Okafor" is not a sentence end)
+    about = re.split(r"(?<=[a-z]{3}[.!?])\s+|(?<=[!?])\s+", said.strip(), maxsplit=1)[0]
+    about = re.sub(
+        r"^(?:(?:the|that)\s+)?(?:thing|stuff|bit|part|info(?:rmation)?)\s+(?:about|on|of)\s+",
+        "",
+        about,
+        flags=re.I,
+    )
+    for _ in range(2):
+        about = _FORGET_LEAD.sub("", about).strip()
+    about = re.sub(r"^(?:that|about)\s+(?=\S+\s)", "", about, flags=re.I)
+    # "..., it's public now": the reason after the topic is not part of it
+    about = re.split(
+        r",\s*(?=(?:it'?s|it is|since|because|as|that'?s|they'?re|i'?ve|we'?ve|he|she|they|we|i|"
+        r"never\s?mind|so)\b)",
+        about,
+        maxsplit=1,
+        flags=re.I,
+    )[0]
+    for _ in range(3):
+        about = _FORGET_TAIL.sub("", about).strip().rstrip(".?!,").strip()
+    if not about or about.lower() in _NOT_A_TOPIC:
+        return None
+    return about
+
+
+_FORGET_ANY = re.compile(
+    r"\b(?:forget|delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|purge|get\s+rid\s+of|"
+    r"discard|stop\s+remembering)\b\s*(?P<rest>.*)$",
+    re.I | re.S,
+)
+_NO_NEED = re.compile(
+    r"^(?:(?:there'?s\s+)?no\s+need\s+to|you\s+(?:don'?t|do\s+not)\s+need\s+to|"
+    r"(?:you\s+)?(?:can|may)\s+stop)\s+(?:keep(?:ing)?|remember(?:ing)?|stor(?:e|ing)|know(?:ing)?)\s+",
+    re.I,
+)
+
+
+def _read_forget(text: str) -> dict[str, Any] | None:
+    """What to forget, read loosely (the task is known to ask for it): the subject after the
+    verb, without the words that name a note rather than its subject ("wipe the thing about
+    X"), or, where the verb's object is "it" or "that", the clause the pronoun stands for
+    ("No need to keep the standup time anymore - forget it")."""
+    text = cue_words(text.strip())
+    clauses = [c.strip(" .!?,") for c in re.split(r"(?<=[.!?])\s+|\s+-\s+|,\s*(?:so\s+)?", text)]
+    clauses = [c for c in clauses if c]
+    for i, clause in enumerate(clauses):
+        m = _FORGET_ANY.search(clause)
+        if not m:
+            continue
+        about = _subject(m["rest"])
+        if about:
+            return {"about": about}
+        others = [
+            c
+            for j, c in enumerate(clauses)
+            if j != i and not _FORGET_ANY.search(c) and len(c.split()) >= 3
+        ]
+        if others:  # "forget it": the subject is in the clause before
+            said = _subject(_NO_NEED.sub("", others[0]))
+            if said:
+                return {"about": said}
+    return None
 
 
 @operation(
@@ -275,8 +433,17 @@ def _extract_forget(text: str) -> dict[str, Any] | None:
         "Heads up, my new office is on the fourth floor. Please note it.",
         "Write this down for later: our router is in the hallway cupboard.",
         "Keep a note that the recycling bins are collected on Tuesdays.",
+        "fyi, my library card number is 55012.",
+        "Note to self: the spare key is under the blue flowerpot.",
+        "Log this: I took my blood pressure pill at 8.",
+        "My bike's frame size is 54 cm, in case it comes up.",
+        "Just so you know, our landlord is called Mr. Petrov.",
+        "Commit this to memory: the alarm code is 9931.",
+        "File this away, Nadia's wedding is on 3 June.",
+        "btw the new printer's address is 10.0.0.42",
     ),
     extract=_extract_remember,
+    read=_read_remember,
 )
 def remember(args: RememberInput, ctx: OperationContext) -> RememberOutput:
     """Store something in long-term memory: it is kept as an episode and structured into
@@ -354,8 +521,13 @@ def recall(args: RecallInput, ctx: OperationContext) -> RecallOutput:
         "Wipe what I told you about the surprise party, it's over.",
         "Clear out anything you know mentioning my ex.",
         "Erase item_0123456789abcdef and fact_fedcba9876543210.",
+        "I sold the car, so forget the parking details.",
+        "That address is outdated now - forget it.",
+        "You don't need to remember my old phone number anymore.",
+        "Scrap the note on the book club, it ended.",
     ),
     extract=_extract_forget,
+    read=_read_forget,
 )
 def forget(args: ForgetInput, ctx: OperationContext) -> ForgetOutput | Outcome:
     """Remove items or episodes from long-term memory, by id or by what they are about (the
@@ -400,6 +572,9 @@ def forget(args: ForgetInput, ctx: OperationContext) -> ForgetOutput | Outcome:
         "Put together a short summary of what I've said about the renovation.",
         "From your memory, what's coming up for me next week?",
         "Reason about which of my friends lives closest to the airport.",
+        "List the people I've mentioned who live abroad.",
+        "Given my routine, is Monday morning a good time for a call?",
+        "Go through what I've told you and list my pending errands.",
     ),
     extract=_extract_query,
 )

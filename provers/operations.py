@@ -155,6 +155,8 @@ def _method_named(text: str) -> str | None:
         return "refine"
     if re.search(r"\b(?:zeilberger|wz|wilf)\b", text, re.I):
         return "wz"
+    if re.search(r"\b(?:auto|automatic(?:ally)?)\b", text, re.I):
+        return "auto"
     return None
 
 

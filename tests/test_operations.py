@@ -221,6 +221,94 @@ def test_every_capability_declares_its_operations_once() -> None:
     assert [op.capability for op in load_registry(["provers"])] == ["provers", "provers"]
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "loose", "want"),
+    [
+        # code marks around the statement and the proof
+        (
+            "provers_check",
+            "Does Coq accept `Lemma t : 1 + 1 = 2.` with `Proof. reflexivity. Qed.`?",
+            False,
+            {"statement": "Lemma t : 1 + 1 = 2.", "proof": "Proof. reflexivity. Qed."},
+        ),
+        # the method named in words
+        (
+            "provers_prove",
+            "auto-prove Theorem t : forall n : nat, n * 1 = n.",
+            False,
+            {"method": "auto"},
+        ),
+        # an entity with no word before it; a folder named after a preposition
+        (
+            "research_research",
+            "Research region=north in orders.db.",
+            False,
+            {"source": "orders.db", "entity": "region=north"},
+        ),
+        (
+            "research_research",
+            "I keep a folder of csv files at exports/2023, find anything odd",
+            False,
+            {"source": "exports/2023"},
+        ),
+        # text to type without quotes; a sentence that only says where the screenshot is
+        (
+            "gui_act",
+            "on signup.html type 1987 into the birth year field",
+            False,
+            {"action": "type", "text": "1987", "instruction": "birth year field"},
+        ),
+        (
+            "gui_ground",
+            "I attached board.png. Where do I click to add a card?",
+            False,
+            {"image": "board.png", "instruction": "Where do I click to add a card"},
+        ),
+        # a fact stated in passing is read only when the task is known to ask to keep it
+        ("memory_remember", "fyi my locker number is 214", False, None),
+        (
+            "memory_remember",
+            "fyi my locker number is 214",
+            True,
+            {"text": "my locker number is 214"},
+        ),
+        (
+            "memory_remember",
+            "Log this for me: the car was serviced on 2 May.",
+            True,
+            {"text": "the car was serviced on 2 May"},
+        ),
+        (
+            "memory_forget",
+            "wipe the thing about the project codename",
+            True,
+            {"about": "the project codename"},
+        ),
+    ],
+)
+def test_operations_read_their_own_arguments_from_a_task(name, text, loose, want) -> None:
+    op = load_registry().get(name)
+    got = op.arguments(text, loose=loose)
+    if want is None:
+        assert got is None
+        return
+    assert got is not None, text
+    for key, value in want.items():
+        assert got.get(key) == value, (key, got)
+
+
+def test_an_extractors_bug_reads_as_nothing_found() -> None:
+    def broken(text: str) -> dict | None:
+        raise RuntimeError("bug")
+
+    @operation("demo", extract=broken, read=broken)
+    def echo(args: In, ctx: OperationContext) -> Out:
+        """Echo."""
+        return Out(doubled=args.n)
+
+    assert echo.arguments("anything", loose=True) is None
+
+
 def test_the_provers_operations_check_and_prove(ctx, coqtop_path) -> None:
     reg = load_registry(["provers"])
     ok = reg.invoke(

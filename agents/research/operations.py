@@ -43,7 +43,11 @@ class ResearchOutput(BaseModel):
 
 
 _SOURCE = re.compile(r"(?P<path>(?:[\w./~-])+\.(?:sqlite3?|db|csv|parquet))\b", re.I)
-_FOLDER = re.compile(r"\b(?:folder|directory|dir|data ?set)\s+(?P<path>[\w./~-]+/?)", re.I)
+_FOLDER = re.compile(
+    r"\b(?:folder|directory|dir|data ?set)\s+(?:(?:of\s+\w+(?:\s+files)?\s+)?(?:at|in|under|called|named)\s+)?"
+    r"(?P<path>(?=[\w.~-]*[/._\d])[\w./~-]+/?)",
+    re.I,
+)
 _FILES_UNDER = re.compile(
     r"\b(?:csvs?|parquets?|data|data\s?sets?|files|tables|spreadsheets)\b[^.?!]{0,30}?\s(?:in|under|at|from|inside)\s+"
     r"(?P<path>[\w.~-]*/[\w./~-]*)",
@@ -70,11 +74,35 @@ def _extract(text: str) -> dict[str, Any] | None:
     path = m["path"].rstrip(".,;:?!") or m["path"]
     if path.lower().endswith((".csv", ".parquet")):
         path = str(Path(path).parent) if "/" in path else "."
-    out: dict[str, Any] = {"source": path}
+    return _with_entity(text, {"source": path})
+
+
+# a bare ``key=value`` anywhere, quoted or not: the entity to focus on
+_BARE_ENTITY = re.compile(r"\b(?P<k>[A-Za-z_]\w*)\s*=\s*(?P<v>\"[^\"]+\"|'[^']+'|[\w.-]*\w)")
+_FOLDER_PATH = re.compile(r"(?<![\w:/])(?P<path>~?[\w.-]*(?:/[\w.-]+)+)/?")
+
+
+def _with_entity(text: str, out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` with the entity the task focuses on ("about region=north", "meter_id=A-17")."""
     e = _ENTITY.search(text)
     if e:
         out["entity"] = re.sub(r"\s+", "", e["e"])
+    else:
+        m = _BARE_ENTITY.search(text)
+        if m:
+            out["entity"] = f"{m['k']}={m['v'].strip(chr(34) + chr(39))}"
+    if out.get("entity"):
+        out["entity"] = str(out["entity"]).rstrip(".,;:!?")
     return out
+
+
+def _read(text: str) -> dict[str, Any] | None:
+    """A folder of data files named by its path alone, read loosely (the task is known to ask
+    for research): "explore data/energy (CSV files)"."""
+    m = _FOLDER_PATH.search(text)
+    if not m or "://" in text or _CHORE.match(text):
+        return None
+    return _with_entity(text, {"source": m["path"]})
 
 
 @operation(
@@ -94,6 +122,7 @@ def _extract(text: str) -> dict[str, Any] | None:
         "Give me an exploratory report on the dataset in data/traffic.",
     ),
     extract=_extract,
+    read=_read,
 )
 def research(args: ResearchInput, ctx: OperationContext) -> ResearchOutput | Outcome:
     """Explore a database (SQLite, or a folder of CSV/Parquet files) on its own and report

@@ -101,7 +101,7 @@ def test_a_decline_names_what_is_missing_when_the_task_resembles_an_operation(ro
 
 
 def test_plain_questions_go_to_memory_only_when_memory_knows(router) -> None:
-    question = "Where does Ana live?"
+    question = "When is the plumber coming?"
     assert router.route(question).declined
     assert router.route(question, evidence=0.2).declined
     route = router.route(question, evidence=0.8)
@@ -205,3 +205,69 @@ def test_arguments_are_read_around_code_marks_and_loose_phrasing(
     assert route.operation == operation, route.reason
     for key, value in args.items():
         assert route.args.get(key) == value, (key, route.args)
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # a fact stated in passing, the asking after it
+        (
+            "fyi my bank's branch code is 40-12-77, keep that somewhere",
+            "memory_remember",
+            {"text": "my bank's branch code is 40-12-77"},
+        ),
+        # a label before the fact
+        (
+            "Note to self: the boiler manual is in the garage.",
+            "memory_remember",
+            {"text": "the boiler manual is in the garage"},
+        ),
+        # the request verb mistyped
+        (
+            "pls remmeber that the vet opens at 8 on Saturdays",
+            "memory_remember",
+            {"text": "the vet opens at 8 on Saturdays"},
+        ),
+        # "forget it": the subject is the clause before
+        (
+            "No need to keep my old gym's address anymore - forget it.",
+            "memory_forget",
+            {"about": "my old gym's address"},
+        ),
+        # a verb mistyped, the reason after a comma
+        (
+            "forgett the locker code, I changed it",
+            "memory_forget",
+            {"about": "the locker code"},
+        ),
+    ],
+)
+def test_memory_requests_in_everyday_phrasings(router, text, operation, args) -> None:
+    route = router.route(text, evidence=0.2)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How do I stop forgetting where I put my glasses?",
+        "Why do goldfish supposedly have a three-second memory?",
+        "Forget it, never mind.",
+    ],
+)
+def test_words_about_memory_in_requests_no_operation_serves(router, text) -> None:
+    assert router.route(text, evidence=0.1).declined
+
+
+def test_the_memory_gate_is_fitted_and_reports_its_left_out_figures() -> None:
+    from lemmata.agents.router import GATE_CLASSES, Gate
+
+    gate = Gate.load()
+    assert gate.classes == GATE_CLASSES
+    assert gate.weights.shape == (len(GATE_CLASSES), len(gate.features))
+    left_out = gate.meta["left_out"]
+    assert set(left_out) == {"generated", "fresh_dev", "fresh2"}
+    p = gate.probabilities({})
+    assert abs(sum(p.values()) - 1) < 1e-9
