@@ -13,8 +13,9 @@ Every action a policy may *propose* for a goal comes from :func:`action_set`, sh
 ablation and the one-shot portfolio. What only a failure calls for is not in it: after a
 decision procedure fails on a goal, :func:`repairs` builds from that goal a case analysis on
 a remainder (``a mod m`` split into its ``m`` residues), a bounded enumeration of a nat
-variable, and a ``SearchPattern`` for lemmas whose conclusion has the goal's shape (then
-``apply``/``rewrite`` with the best). Those are the search's own reach.
+variable, the laws of ``ln`` applied everywhere, and a ``SearchPattern`` for lemmas whose
+conclusion has the goal's shape (then ``apply``/``rewrite`` with the best). Those are the
+search's own reach.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ __all__ = [
     "Policy",
     "action_set",
     "enumerations",
+    "log_laws",
     "mod_cases",
     "repairs",
     "stuck_lemmas",
@@ -502,13 +504,28 @@ def stuck_lemmas(goal: Goal) -> list[Action]:
     return [Action(GOAL_LEMMAS + command, "search", 0.45)] if command else []
 
 
+def log_laws(goal: Goal) -> list[Action]:
+    """``ln`` of products, quotients and powers taken apart everywhere (the side conditions,
+    positivity, by ``lra`` after ``pow_lt`` or ``Rinv_0_lt_compat``), so that arithmetic sees ``ln x`` and ``ln y`` as
+    unknowns: ``ln (x * y ^ 3) = 1`` becomes ``ln x + 3 * ln y = 1``."""
+    if goal.domain != "R" or not re.search(r"\bln\b", goal.text):
+        return []
+    side = "(try apply pow_lt; try apply Rinv_0_lt_compat; lra)"
+    laws = (
+        f"unfold Rdiv in *; repeat ((rewrite ln_mult in * by {side}) || "
+        f"(rewrite ln_Rinv in * by {side})); repeat rewrite ln_pow in * by lra; simpl INR in *"
+    )
+    return [Action(f"{laws}; lra", "rewrite", 0.75), Action(laws, "rewrite", 0.5)]
+
+
 def repairs(node: NodeView, word: str) -> list[Action]:
     """What only a failure calls for: after a decision procedure (``word``) failed on the
     node's goal, case analysis on a remainder, bounded enumeration, and lemmas retrieved by
     the goal's shape."""
     if node.backend != "coq" or word not in _STUCK or node.goal.head in ("forall", "->"):
         return []
-    return [*mod_cases(node.goal), *enumerations(node.goal), *stuck_lemmas(node.goal)]
+    goal = node.goal
+    return [*mod_cases(goal), *enumerations(goal), *log_laws(goal), *stuck_lemmas(goal)]
 
 
 # -- policies ---------------------------------------------------------------------------------

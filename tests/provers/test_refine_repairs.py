@@ -1,6 +1,6 @@
 """Repairs that only a failure calls for (provers/refine/policy.py ``repairs``, and the goal
 lemma search in provers/refine/search.py): case analysis on a remainder, bounded enumeration
-in nat, and lemmas retrieved by a stuck goal's shape.
+in nat, the laws of ``ln``, and lemmas retrieved by a stuck goal's shape.
 
 They are not in the shared action set, so the fixed-order ablation (and the one-shot
 portfolio) cannot reach them: each real-Coq test below proves a small problem with the
@@ -34,6 +34,7 @@ SMALL_BOUND = "n : nat\nH : n < 5\n⊢ n * n * n < 100"
 INT_LINEAR = "a, b : Z\nH : a < b\n⊢ a + 1 <= b"
 REAL = "x : R\nH : 0 <= x\nH0 : x <= 1\n⊢ x * x <= 1"
 GCD = "a, b : nat\n⊢ Nat.gcd a (a * b) = a"
+LOGS = "x, y : R\nH : 0 < x\nH0 : 0 < y\nH1 : ln (x * y) = 2\nH2 : ln (x / y) = 0\n⊢ ln x = 1"
 
 LIA_FAILED = classify_coq("Tactic failure: Cannot find witness.", tactic="lia.")
 BUDGET = SearchConfig(budget_calls=30, budget_seconds=40, automation=False)
@@ -93,13 +94,23 @@ def test_a_stuck_goal_with_a_function_symbol_asks_for_lemmas_of_its_shape() -> N
     assert not [t for t in after_lia(INT_LINEAR, "Z") if t.startswith(GOAL_LEMMAS)]
 
 
+def test_logarithms_are_taken_apart_after_lra_fails_on_them_only() -> None:
+    lra = classify_coq("Tactic failure: Cannot find witness.", tactic="lra.")
+    node = NodeView("coq", parse_goal(LOGS, "R"), automation=False, tried={"lra"})
+    follow = [a.tactic for a in OfflinePolicy().react(node, Action("lra", "close"), lra)]
+    assert any("rewrite ln_mult in *" in t and "ln_Rinv" in t for t in follow), follow
+    assert not [t for t in after_lia(REAL, "R") if "ln_" in t]
+
+
 def test_the_fixed_order_ablation_gets_none_of_these_repairs() -> None:
-    for text, scope in ((SQMOD3, "Z"), (BOUNDED, None), (GCD, None)):
+    for text, scope in ((SQMOD3, "Z"), (BOUNDED, None), (GCD, None), (LOGS, "R")):
         node = view(text, scope)
         assert FixedOrderPolicy().react(node, Action("lia", "close"), LIA_FAILED) == []
         fixed = {a.tactic for a in FixedOrderPolicy().propose(node)}
         assert not fixed & set(after_lia(text, scope)) - shared(text, scope)
-        assert not any("Hbd0" in t or "rm0" in t or t.startswith(GOAL_LEMMAS) for t in fixed)
+        assert not any(
+            "Hbd0" in t or "rm0" in t or "ln_mult" in t or t.startswith(GOAL_LEMMAS) for t in fixed
+        )
 
 
 # -- on real Coq: proved by the failure-conditioned search, not by the fixed order ----------------
@@ -125,6 +136,11 @@ PROBLEMS = {
         "Theorem p10 (x y : nat) (h0 : (0 < y)%nat) (h1 : (y < x)%nat) "
         "(h2 : (x + y + x * y = 80)%nat) : x = 26%nat.",
         "Require Import Arith.",
+    ),
+    "laws of ln": (
+        "Theorem l : forall x y : R, 0 < x -> 0 < y -> ln (x * y) = 2 -> ln (x / y) = 0 -> "
+        "ln x = 1.",
+        "Require Import Reals. Open Scope R_scope.",
     ),
     "lemma of the goal's shape": (
         "Theorem g : forall a b : nat, Nat.gcd a (a * b) = a.",
