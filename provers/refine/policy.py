@@ -13,9 +13,9 @@ Every action a policy may *propose* for a goal comes from :func:`action_set`, sh
 ablation and the one-shot portfolio. What only a failure calls for is not in it: after a
 decision procedure fails on a goal, :func:`repairs` builds from that goal a case analysis on
 a remainder (``a mod m`` split into its ``m`` residues), a bounded enumeration of a nat
-variable, the laws of ``ln`` applied everywhere, and a ``SearchPattern`` for lemmas whose
-conclusion has the goal's shape (then ``apply``/``rewrite`` with the best). Those are the
-search's own reach.
+variable, the laws of ``ln`` applied everywhere, the square a quadratic completes to, and a
+``SearchPattern`` for lemmas whose conclusion has the goal's shape (then ``apply``/``rewrite``
+with the best). Those are the search's own reach.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ __all__ = [
     "OfflinePolicy",
     "Policy",
     "action_set",
+    "completed_squares",
     "enumerations",
     "log_laws",
     "mod_cases",
@@ -518,6 +519,28 @@ def log_laws(goal: Goal) -> list[Action]:
     return [Action(f"{laws}; lra", "rewrite", 0.75), Action(laws, "rewrite", 0.5)]
 
 
+def completed_squares(goal: Goal) -> list[Action]:
+    """``nra`` with the square a quadratic in one variable completes to: for
+    ``A * v ^ 2 + B * v`` in the goal or its hypotheses, ``(2 * A * v + B) ^ 2 >= 0`` (and
+    with ``- B``), the fact behind every bound on a quadratic's minimum."""
+    if goal.domain not in ("R", "Q"):
+        return []
+    out: list[Action] = []
+    for v in goal.variables[:3]:
+        name = re.escape(v)
+        square = re.search(rf"(?:(\d+)\s*\*\s*)?(?<![\w.']){name}\s*\^\s*2\b", goal.text)
+        linear = re.search(rf"(\d+)\s*\*\s*{name}(?![\w'])(?!\s*\^)", goal.text)
+        if not square:
+            continue
+        a = square.group(1) or "1"
+        b = linear.group(1) if linear else "1"
+        facts = "; ".join(
+            f"pose proof (pow2_ge_0 (2 * {a} * {v} {sign} {b}))" for sign in ("+", "-")
+        )
+        out.append(Action(f"{facts}; nra", "hint", 0.8))
+    return out[:2]
+
+
 def repairs(node: NodeView, word: str) -> list[Action]:
     """What only a failure calls for: after a decision procedure (``word``) failed on the
     node's goal, case analysis on a remainder, bounded enumeration, and lemmas retrieved by
@@ -525,7 +548,13 @@ def repairs(node: NodeView, word: str) -> list[Action]:
     if node.backend != "coq" or word not in _STUCK or node.goal.head in ("forall", "->"):
         return []
     goal = node.goal
-    return [*mod_cases(goal), *enumerations(goal), *log_laws(goal), *stuck_lemmas(goal)]
+    return [
+        *mod_cases(goal),
+        *enumerations(goal),
+        *log_laws(goal),
+        *completed_squares(goal),
+        *stuck_lemmas(goal),
+    ]
 
 
 # -- policies ---------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Repairs that only a failure calls for (provers/refine/policy.py ``repairs``, and the goal
 lemma search in provers/refine/search.py): case analysis on a remainder, bounded enumeration
-in nat, the laws of ``ln``, and lemmas retrieved by a stuck goal's shape.
+in nat, the laws of ``ln``, completed squares, and lemmas retrieved by a stuck goal's shape.
 
 They are not in the shared action set, so the fixed-order ablation (and the one-shot
 portfolio) cannot reach them: each real-Coq test below proves a small problem with the
@@ -34,6 +34,7 @@ SMALL_BOUND = "n : nat\nH : n < 5\n⊢ n * n * n < 100"
 INT_LINEAR = "a, b : Z\nH : a < b\n⊢ a + 1 <= b"
 REAL = "x : R\nH : 0 <= x\nH0 : x <= 1\n⊢ x * x <= 1"
 GCD = "a, b : nat\n⊢ Nat.gcd a (a * b) = a"
+QUADRATIC = "x, c : R\nH : 2 * x ^ 2 + 3 * x + c <= 0\n⊢ c <= 9 / 8"
 LOGS = "x, y : R\nH : 0 < x\nH0 : 0 < y\nH1 : ln (x * y) = 2\nH2 : ln (x / y) = 0\n⊢ ln x = 1"
 
 LIA_FAILED = classify_coq("Tactic failure: Cannot find witness.", tactic="lia.")
@@ -102,8 +103,16 @@ def test_logarithms_are_taken_apart_after_lra_fails_on_them_only() -> None:
     assert not [t for t in after_lia(REAL, "R") if "ln_" in t]
 
 
+def test_a_quadratic_gets_the_square_it_completes_to_after_nra_fails() -> None:
+    nra = classify_coq("No applicable tactic.", tactic="nra.")
+    node = NodeView("coq", parse_goal(QUADRATIC, "R"), automation=False, tried={"nra"})
+    follow = [a.tactic for a in OfflinePolicy().react(node, Action("nra", "close"), nra)]
+    assert any("pow2_ge_0 (2 * 2 * x + 3)" in t and t.endswith("nra") for t in follow), follow
+    assert not [t for t in after_lia(SMALL_BOUND) if "pow2_ge_0" in t]  # nat: no squares
+
+
 def test_the_fixed_order_ablation_gets_none_of_these_repairs() -> None:
-    for text, scope in ((SQMOD3, "Z"), (BOUNDED, None), (GCD, None), (LOGS, "R")):
+    for text, scope in ((SQMOD3, "Z"), (BOUNDED, None), (GCD, None), (LOGS, "R"), (QUADRATIC, "R")):
         node = view(text, scope)
         assert FixedOrderPolicy().react(node, Action("lia", "close"), LIA_FAILED) == []
         fixed = {a.tactic for a in FixedOrderPolicy().propose(node)}
@@ -140,6 +149,10 @@ PROBLEMS = {
     "laws of ln": (
         "Theorem l : forall x y : R, 0 < x -> 0 < y -> ln (x * y) = 2 -> ln (x / y) = 0 -> "
         "ln x = 1.",
+        "Require Import Reals. Open Scope R_scope.",
+    ),
+    "completed square": (
+        "Theorem q : forall x c : R, 2 * x^2 + 3 * x + c <= 0 -> c <= 9 / 8.",
         "Require Import Reals. Open Scope R_scope.",
     ),
     "lemma of the goal's shape": (
