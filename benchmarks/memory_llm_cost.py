@@ -1,7 +1,8 @@
 """What PlugMem's model path costs: calls, prompt and completion tokens per session, turn, query.
 
     python benchmarks/memory_llm_cost.py [--data ../shared/data/locomo] [--conversations 26 30]
-        [--sessions 3] [--queries 10] [--price-in 0.15 2.5] [--price-out 0.6 10] [--json]
+        [--sessions 3] [--queries 10] [--price-in 0.15 2.5] [--price-out 0.6 10]
+        [--batch-episodes 8] [--json]
 
 No model is reachable: the memory's real LLM path (``Memory(model=LiteLLMModel(...))``, through
 litellm and HTTP) talks to the scripted OpenAI-compatible server of ``tests/scripted_server.py``,
@@ -23,6 +24,8 @@ Measured, each in a fresh memory per conversation (bundled MiniLM embedder, as a
 - *per session*: the session's turns added, then one ``consolidate`` (a batch import);
 - *per turn*: one exchange (a message and its reply) added, then ``consolidate``, turn after
   turn: what an agent pays when each turn's retrieval (``fresh=True``) structures the last one;
+  and the same with ``Memory(batch_episodes=N)`` (``--batch-episodes``, default 8), where a
+  session's pending turns wait for a fuller call (the last ones flushed at the session's end);
 - *per query*: ``reason`` on LoCoMo questions whose evidence lies in the ingested sessions;
 - *retry*: one session whose first extraction reply fails validation (a fact citing no
   episode), then the valid reply.
@@ -342,12 +345,15 @@ def ingest_session(mem: Memory, meter: Meter, name: str, episodes: Sequence[Epis
 
 
 def ingest_by_turn(mem: Memory, meter: Meter, name: str, episodes: Sequence[Episode]) -> list[Cost]:
-    """Turn after turn: each exchange added, then ``consolidate`` (as a fresh retrieve does)."""
+    """Turn after turn: each exchange added, then ``consolidate`` (as a fresh retrieve does).
+    With the memory's ``batch_episodes`` above 1, the session's last turns are flushed at its
+    end (as the waiting time would), and that call counts in the last turn."""
     meter.take("discard")
     out = []
-    for i, turn in enumerate(exchanges(episodes), 1):
+    turns = exchanges(episodes)
+    for i, turn in enumerate(turns, 1):
         mem.add_episodes(turn)
-        report = mem.consolidate()
+        report = mem.consolidate(flush=i == len(turns))
         cost = meter.take(f"{name} turn {i}")
         cost.reported_calls = report.model_calls
         out.append(cost)
@@ -434,10 +440,21 @@ def dollars(prompt: float, completion: float, price_in: float, price_out: float)
 
 @contextlib.contextmanager
 def fresh_memory(
-    meter: Meter, user: str, settings: Settings, embedder: Embedder | None
+    meter: Meter,
+    user: str,
+    settings: Settings,
+    embedder: Embedder | None,
+    batch_episodes: int = 1,
 ) -> Iterator[Memory]:
     with tempfile.TemporaryDirectory() as tmp:
-        mem = Memory(tmp, user=user, settings=settings, embedder=embedder, model=meter.model())
+        mem = Memory(
+            tmp,
+            user=user,
+            settings=settings,
+            embedder=embedder,
+            model=meter.model(),
+            batch_episodes=batch_episodes,
+        )
         try:
             yield mem
         finally:
@@ -499,6 +516,12 @@ def main() -> None:
         default=[0.60, 10.00],
         help="example output prices, $ per 1M tokens, paired with --price-in",
     )
+    ap.add_argument(
+        "--batch-episodes",
+        type=int,
+        default=8,
+        help="also structure turn by turn with Memory(batch_episodes=N) (default 8; 1: skip)",
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
     if len(args.price_in) != len(args.price_out):
@@ -513,6 +536,7 @@ def main() -> None:
     settings = Settings.load(config_file=None)
     sessions: list[Cost] = []
     turns: list[Cost] = []
+    batched: list[Cost] = []
     queries: list[Cost] = []
     retries: list[tuple[Cost, Cost]] = []
     n_turns = 0
@@ -547,6 +571,17 @@ def main() -> None:
                         f"turn: {len(exchanges(eps))} turns",
                         file=sys.stderr,
                     )
+            if args.batch_episodes > 1:
+                with fresh_memory(
+                    meter, conv.sample_id, settings, embedder, args.batch_episodes
+                ) as mem:
+                    for name, eps in chosen:
+                        batched += ingest_by_turn(mem, meter, f"{conv.sample_id} {name}", eps)
+                print(
+                    f"[{time.perf_counter() - t0:6.1f}s] {conv.sample_id} turn by turn, "
+                    f"batch_episodes={args.batch_episodes}",
+                    file=sys.stderr,
+                )
             name, eps = chosen[0]
             with fresh_memory(meter, conv.sample_id, settings, embedder) as mem:
                 ok = ingest_session(mem, meter, f"{conv.sample_id} {name}", eps)
@@ -563,6 +598,7 @@ def main() -> None:
     ]
     prices = list(zip(args.price_in, args.price_out, strict=True))
     s_sum, t_sum, q_sum = summary(sessions), summary(turns), summary(queries)
+    b_sum = summary(batched) if batched else None
     budget = {
         f"${pin}/${pout}": {
             "per session (batch)": dollars(
@@ -577,6 +613,16 @@ def main() -> None:
             ),
             "per 1000 turns (turn by turn)": 1000
             * dollars(t_sum["prompt tok"]["mean"], t_sum["completion tok*"]["mean"], pin, pout),
+            **(
+                {
+                    f"per 1000 turns (turn by turn, batch {args.batch_episodes})": 1000
+                    * dollars(
+                        b_sum["prompt tok"]["mean"], b_sum["completion tok*"]["mean"], pin, pout
+                    )
+                }
+                if b_sum
+                else {}
+            ),
             "per 1000 queries": 1000
             * dollars(q_sum["prompt tok"]["mean"], q_sum["completion tok*"]["mean"], pin, pout),
         }
@@ -608,6 +654,8 @@ def main() -> None:
         "per_session": s_sum,
         "per_turn_batch": summary(per_turn_batch),
         "per_turn_turn_by_turn": t_sum,
+        "batch_episodes": args.batch_episodes,
+        "per_turn_turn_by_turn_batched": b_sum,
         "per_query": q_sum,
         "retry": [{"valid": ok.row(), "one_invalid": bad.row()} for ok, bad in retries],
         "fixed_prompt_tokens_per_call": overhead,
@@ -636,6 +684,12 @@ def main() -> None:
     print_table("per session, batch (add the session, one consolidate)", sessions)
     print_table("per turn, batch (the session's cost / its turns)", per_turn_batch)
     print_table("per turn, turn by turn (add one exchange, consolidate)", turns)
+    if batched:
+        print_table(
+            f"per turn, turn by turn with Memory(batch_episodes={args.batch_episodes}) (a "
+            "session's last turns flushed at its end; read the mean: most turns make no call)",
+            batched,
+        )
     print_table("per query (reason: retrieve + one answer call)", queries)
     print(
         "\nfixed prompt tokens per call, sent whatever the content (schema instruction / "

@@ -98,7 +98,8 @@ class ConsolidationReport:
     never parsed, a model that did not answer) stays pending and counts in ``failed``
     (``failed_episodes`` its episodes, ``errors`` one ``"session: [code] message"`` each); it is
     retried after a backoff (:attr:`Memory.retry_delays_s`), and until then it counts in
-    ``deferred``.
+    ``deferred``. A session left for a fuller batch (``batch_episodes``) counts in ``waiting``
+    (``waiting_episodes`` its episodes).
     """
 
     episodes: int = 0
@@ -106,6 +107,8 @@ class ConsolidationReport:
     failed: int = 0
     failed_episodes: int = 0
     deferred: int = 0
+    waiting: int = 0
+    waiting_episodes: int = 0
     errors: list[str] = field(default_factory=list)
     facts_added: int = 0
     procedures_added: int = 0
@@ -147,7 +150,9 @@ class Memory:
     ``memory.sqlite3`` (the source of truth) and ``chroma/`` (the embedded vector index).
     ``index`` may instead name a Chroma server (``"http://127.0.0.1:8000"``) or be any
     :class:`~lemmata.memory.index.VectorIndex`. With ``model`` set, structuring and ambiguous
-    pairs use it; without, everything runs offline.
+    pairs use it; without, everything runs offline. ``batch_episodes`` (default 1: every
+    episode is structured at the next read) lets a session's pending episodes wait for a
+    fuller, cheaper model call, at most ``batch_wait_s`` seconds (see :meth:`consolidate`).
     """
 
     #: Seconds a segment whose structuring failed waits before it is tried again: after the
@@ -169,8 +174,14 @@ class Memory:
         extractor: Extractor | None = None,
         retrieval: RetrievalConfig | None = None,
         ambiguous_at: float = 0.92,
+        batch_episodes: int = 1,
+        batch_wait_s: float = 300.0,
         _shared: Shared | None = None,
     ) -> None:
+        if batch_episodes < 1:
+            raise UsageError(f"batch_episodes must be at least 1, not {batch_episodes}")
+        if batch_wait_s < 0:
+            raise UsageError(f"batch_wait_s must be 0 or more seconds, not {batch_wait_s}")
         if namespace is None:
             try:
                 namespace = Namespace(
@@ -197,6 +208,8 @@ class Memory:
         )
         self.retrieval = retrieval or RetrievalConfig()
         self.ambiguous_at = ambiguous_at
+        self.batch_episodes = batch_episodes
+        self.batch_wait_s = batch_wait_s
 
     def __repr__(self) -> str:
         return f"Memory({str(self._shared.path)!r}, namespace={self.namespace})"
@@ -232,6 +245,8 @@ class Memory:
             extractor=self.extractor,
             retrieval=self.retrieval,
             ambiguous_at=self.ambiguous_at,
+            batch_episodes=self.batch_episodes,
+            batch_wait_s=self.batch_wait_s,
             _shared=self._shared,
         )
 
@@ -383,7 +398,11 @@ class Memory:
         return self.log.has_due(self.namespace, _clock(), self.extractor.name)
 
     def consolidate(
-        self, *, progress: Progress | None = None, retry_failed: bool = False
+        self,
+        *,
+        progress: Progress | None = None,
+        retry_failed: bool = False,
+        flush: bool = False,
     ) -> ConsolidationReport:
         """Structure every pending episode of the namespace, a session at a time.
 
@@ -391,6 +410,14 @@ class Memory:
         answer) stays pending and is counted in the report's ``failed``; it is tried again once
         its backoff (:attr:`retry_delays_s`) has passed, or now with ``retry_failed`` (or by
         another extractor). The other sessions are structured all the same.
+
+        With ``batch_episodes`` above 1, a session with fewer pending episodes than that waits
+        for more (it counts in ``waiting``) until its newest episode is ``batch_wait_s`` old,
+        or until ``flush``. A model extractor's prompt has a fixed part (the instructions and
+        the schema, about 550 tokens) that every call pays: an agent that structures each
+        exchange as it comes pays it per turn, about four times what a batch of a session
+        costs per turn (``benchmarks/memory_llm_cost.py``). What waits is not yet retrievable;
+        the conversation in progress is in the agent's own context meanwhile.
         """
         report = ConsolidationReport(extractor=self.extractor.name)
         with self._shared.consolidating(self._space):
@@ -410,6 +437,17 @@ class Memory:
                     and not retry_failed
                 ):
                     report.deferred += 1
+                    done += len(seg_rows)
+                    if progress:
+                        progress(done, len(rows))
+                    continue
+                if (
+                    not flush
+                    and len(seg_rows) < self.batch_episodes
+                    and now - max(r["created_at"] for r in seg_rows) < self.batch_wait_s
+                ):
+                    report.waiting += 1
+                    report.waiting_episodes += len(seg_rows)
                     done += len(seg_rows)
                     if progress:
                         progress(done, len(rows))

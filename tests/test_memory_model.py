@@ -154,3 +154,49 @@ def test_pairs_the_rules_leave_open_go_to_the_model(tmp_path, embedder):
     off.add_fact("Caroline drives a red car.", valid_from="2023-01-01")
     off.add_fact("Caroline drives a blue car.", valid_from="2024-01-01")
     assert len(off.facts(current_only=True)) == 2
+
+
+def test_a_session_can_wait_for_a_fuller_model_call(tmp_path, embedder, monkeypatch):
+    """With batch_episodes=4, an exchange costs no call until the session has four pending
+    episodes (or the newest waits batch_wait_s, or a flush), then one call takes them all."""
+    import lemmata.memory.core as core
+    from lemmata.errors import UsageError
+
+    replies = [
+        _reply({"facts": [{"statement": "Alice adopted a cat named Miso.", "sources": [2]}]}),
+        _reply({"facts": [{"statement": "Bob bakes bread.", "sources": [1]}]}),
+        _reply({"facts": [{"statement": "Alice sings.", "sources": [1]}]}),
+    ]
+    more = [
+        {"content": "Nice! I bake bread on Sundays.", "speaker": "Bob"},
+        {"content": "Yum.", "speaker": "Alice"},
+    ]
+    with ScriptedOpenAIServer(replies) as srv:
+        mem = Memory(
+            tmp_path / "m", user="u", embedder=embedder, model=_model(srv), batch_episodes=4
+        )
+        mem.add_episodes(EPISODES[:2])
+        assert mem.retrieve("What is Alice's cat called?").items == ()  # nothing structured yet
+        report = mem.consolidate()
+        assert (report.waiting, report.waiting_episodes, report.model_calls) == (1, 2, 0)
+        assert srv.chat_requests() == [] and mem.pending() == 2
+
+        mem.add_episodes([EPISODES[2], more[0]])  # four pending: one call takes them all
+        report = mem.consolidate()
+        assert (report.episodes, report.model_calls, report.waiting) == (4, 1, 0)
+        assert len(srv.chat_requests()) == 1 and mem.pending() == 0
+        prompt = srv.chat_requests()[0]["messages"][-1]["content"]
+        assert "4. (" in prompt and "bake bread" in prompt
+
+        mem.add_episodes([more[1]])
+        assert mem.consolidate().waiting == 1
+        assert mem.consolidate(flush=True).model_calls == 1  # a flush does not wait
+        mem.add_episodes([{"content": "I sing in a choir.", "speaker": "Alice"}])
+        later = core._clock() + 301
+        monkeypatch.setattr(core, "_clock", lambda: later)  # the newest has waited long enough
+        assert mem.consolidate().model_calls == 1
+        assert len(srv.chat_requests()) == 3 and mem.pending() == 0
+        assert mem.scoped(session="s2").batch_episodes == 4  # a scoped view batches alike
+
+    with pytest.raises(UsageError, match="batch_episodes"):
+        Memory(tmp_path / "m2", user="u", embedder=embedder, batch_episodes=0)

@@ -131,3 +131,23 @@ def test_a_hosted_model_is_no_longer_charged_the_schema_twice(tmp_path: Path, me
     assert abs(cost["hosted_once"] - cost["local"]) < 0.1 * cost["local"]
     assert cost["hosted_twice"] - cost["hosted_once"] > 0.8 * schema_alone
     mem.close()
+
+
+def test_batched_turns_make_fewer_calls_for_the_same_episodes(tmp_path: Path, meter: Any) -> None:
+    one = _memory(tmp_path, meter, "one")
+    by_turn = bench.ingest_by_turn(one, meter, "s1", SESSION)
+    batched_mem = Memory(
+        tmp_path / "batched",
+        user="u",
+        settings=Settings.load(config_file=None),
+        embedder=HashEmbedder(),
+        model=meter.model(),
+        batch_episodes=8,
+    )
+    batched = bench.ingest_by_turn(batched_mem, meter, "s1", SESSION)
+    assert sum(c.n_calls for c in by_turn) == len(by_turn) == 2  # one call per exchange
+    assert [c.n_calls for c in batched] == [0, 1]  # one call, at the session's end
+    assert batched_mem.pending() == 0 and len(batched_mem.facts()) > 0
+    assert sum(c.prompt_tokens for c in batched) < sum(c.prompt_tokens for c in by_turn)
+    one.close()
+    batched_mem.close()
