@@ -48,6 +48,8 @@ def test_wheel_contains_the_capabilities_and_their_data(tmp_path: Path) -> None:
         "lemmata/agents/prompts/agent.toml",
         "lemmata/agents/experience/prompts/reflection.toml",
         "lemmata/environments/coq_tactics.json",
+        "lemmata/agents/router_weights.json",  # the offline router's fitted memory gate
+        "lemmata/provers/refine/value_model.pt",
     ):
         assert path in names, path
     assert not any(
