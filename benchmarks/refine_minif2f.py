@@ -1,7 +1,7 @@
 """Learning-to-refine on miniF2F-rocq: the failure-conditioned search against its ablations.
 
     python benchmarks/refine_minif2f.py [--data DIR] [--budget-calls 64] [--budget-seconds 60]
-        [--configs a,b,c,d] [--workers 2] [--limit N] [--out DIR]
+        [--configs a,b,c,d] [--workers 2] [--limit N] [--out DIR] [--resume]
 
 Offline, real Coq, on the problems of DIR that compile with what is installed (the others
 are listed and left out, as are the audit's three wrong statements), in one run, every
@@ -264,6 +264,11 @@ def main() -> None:
     ap.add_argument(
         "--report-only", action="store_true", help="print the table of OUT/results.json again"
     )
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the configurations already in OUT/results.json (same budgets) and run the rest",
+    )
     args = ap.parse_args()
     if args.budget_calls < 1:
         ap.error("--budget-calls must be at least 1")
@@ -290,6 +295,21 @@ def main() -> None:
             args.budget_calls, args.budget_seconds = ran["budget_calls"], ran["budget_seconds"]
             args.workers = ran["workers"]
     else:
+        if args.resume and saved.exists():
+            ran = json.loads(settings.read_text()) if settings.exists() else {}
+            same = (ran.get("budget_calls"), ran.get("budget_seconds")) == (
+                args.budget_calls,
+                args.budget_seconds,
+            )
+            if not same:
+                ap.error(f"--resume: {saved} was run with other budgets ({ran})")
+            ids = {p["id"] for p in problems}
+            results = {
+                c: rs
+                for c, rs in json.loads(saved.read_text()).items()
+                if {r["id"] for r in rs} == ids
+            }
+            print(f"kept from {saved}: {', '.join(results) or 'nothing'}")
         settings.write_text(
             json.dumps(
                 {
