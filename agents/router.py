@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lemmata.errors import ConfigError
 from lemmata.memory.operations import cue_words
 
 if TYPE_CHECKING:
@@ -465,20 +466,77 @@ class Gate:
 
     @classmethod
     def load(cls, path: Path | None = None) -> Gate:
-        """The gate stored at ``path`` (``router_weights.json`` beside this module)."""
-        data = json.loads((path or WEIGHTS_FILE).read_text())
-        return cls.from_dict(data)
+        """The gate stored at ``path`` (``router_weights.json`` beside this module).
+
+        A file that cannot be read, is not JSON or does not hold a gate raises
+        :class:`~lemmata.errors.ConfigError` naming the file and what is wrong.
+        """
+        where = path or WEIGHTS_FILE
+        try:
+            data = json.loads(Path(where).read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ConfigError(
+                f"cannot read the router's memory gate from {where}: {exc} (refit it with "
+                "benchmarks/router_fit.py, or reinstall lemmata for the shipped one)"
+            ) from None
+        try:
+            return cls.from_dict(data)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Gate:
+    def from_dict(cls, data: Any) -> Gate:
+        """A gate from its JSON form (:meth:`to_dict`), checked: every field present, the
+        classes those the router knows, and every array of the size the features and classes
+        give."""
+        if not isinstance(data, dict):
+            raise ConfigError("a memory gate is a JSON object")
+        missing = [
+            k for k in ("features", "classes", "mean", "scale", "weights", "bias") if k not in data
+        ]
+        if missing:
+            raise ConfigError(f"the memory gate lacks {', '.join(missing)}")
+        try:
+            features = tuple(str(f) for f in data["features"])
+            classes = tuple(str(c) for c in data["classes"])
+            mean = np.asarray(data["mean"], float)
+            scale = np.asarray(data["scale"], float)
+            weights = np.asarray(data["weights"], float)
+            bias = np.asarray(data["bias"], float)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(
+                f"the memory gate holds a value that is not a number: {exc}"
+            ) from None
+        unknown = set(classes) - set(GATE_CLASSES)
+        if unknown or "none" not in classes:
+            raise ConfigError(
+                f"the memory gate's classes must be among {list(GATE_CLASSES)} and include "
+                f"'none', not {list(classes)}"
+            )
+        n, m = len(features), len(classes)
+        shapes = {
+            "mean": (mean, (n,)),
+            "scale": (scale, (n,)),
+            "weights": (weights, (m, n)),
+            "bias": (bias, (m,)),
+        }
+        for name, (array, shape) in shapes.items():
+            if array.shape != shape:
+                raise ConfigError(
+                    f"the memory gate's {name} has shape {array.shape}, not {shape} "
+                    f"({n} features, {m} classes)"
+                )
+        if not np.all(np.isfinite(weights)) or not np.all(scale > 0):
+            raise ConfigError("the memory gate's weights must be finite and its scales positive")
+        meta = data.get("meta", {})
         return cls(
-            features=tuple(data["features"]),
-            classes=tuple(data["classes"]),
-            mean=np.asarray(data["mean"], float),
-            scale=np.asarray(data["scale"], float),
-            weights=np.asarray(data["weights"], float),
-            bias=np.asarray(data["bias"], float),
-            meta=dict(data.get("meta", {})),
+            features=features,
+            classes=classes,
+            mean=mean,
+            scale=scale,
+            weights=weights,
+            bias=bias,
+            meta=dict(meta) if isinstance(meta, dict) else {},
         )
 
     def to_dict(self) -> dict[str, Any]:

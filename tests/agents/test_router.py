@@ -271,3 +271,29 @@ def test_the_memory_gate_is_fitted_and_reports_its_left_out_figures() -> None:
     assert set(left_out) == {"generated", "fresh_dev", "fresh2"}
     p = gate.probabilities({})
     assert abs(sum(p.values()) - 1) < 1e-9
+
+
+def test_a_broken_gate_file_is_named_with_what_is_wrong(tmp_path) -> None:
+    import json
+
+    from lemmata.agents.router import WEIGHTS_FILE, Gate
+    from lemmata.errors import ConfigError
+
+    good = json.loads(WEIGHTS_FILE.read_text())
+    assert Gate.from_dict(good).classes[0] == "none"  # the shipped gate loads
+    cases = {
+        "not json {": "cannot read",
+        json.dumps({**good, "weights": good["weights"][:-1]}): "weights has shape",
+        json.dumps({**good, "classes": ["none", "memory_teleport", "x", "y"]}): "classes",
+        json.dumps({k: v for k, v in good.items() if k != "bias"}): "lacks bias",
+        json.dumps({**good, "scale": [0.0] * len(good["features"])}): "scales positive",
+        json.dumps([1, 2]): "JSON object",
+    }
+    for i, (text, what) in enumerate(cases.items()):
+        path = tmp_path / f"gate{i}.json"
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=what) as info:
+            Gate.load(path)
+        assert str(path) in str(info.value)
+    with pytest.raises(ConfigError, match="cannot read"):
+        Gate.load(tmp_path / "missing.json")
