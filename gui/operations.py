@@ -140,7 +140,7 @@ _FILE_CHORE = re.compile(
     r"^\s*(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?(?:convert|rename|remove the background|resize|"
     r"crop|compress|delete|upload|download|send|e-?mail|print|save|copy|move|share|attach|rotate|blur|"
     r"open\s+\S+\s+in|sharpen|edit|watermark|minify|beautify|format|validate|lint|translate|"
-    r"take\s+a\s+screenshot|screenshot)\b",
+    r"take\s+a\s+screenshot|screenshot(?!\s*[:,-]))\b",
     re.I,
 )
 
@@ -163,14 +163,52 @@ _TYPED = re.compile(
 )
 
 
+# a later sentence that is an aside, not the target: the person's reasons or thanks ("I want to
+# be sure I don't click it by accident.", "Thanks!") or a question that only points back ("Where
+# is it?")
+_ASIDE = re.compile(
+    r"^(?:i|i'm|i am|i'd|i've|we|we're|thanks?|thank\s+you|cheers|so\s+that|because|"
+    r"(?:where|what)(?:'s|\s+is|\s+are)\s+(?:it|that|this|they|them)|(?:it|that)(?:'s|\s+is)\s+"
+    r"(?:urgent|important))\b",
+    re.I,
+)
+# a leading clause of the person's situation: "I'm looking at it and can't find ...", "I can't see"
+_SEARCHING = re.compile(
+    r"^(?:i(?:'m| am)\s+\w+ing\b[^,.]*?\s+(?:and|but)\s+)?(?:i\s+)?"
+    r"(?:can(?:'t|not| not)|could(?:n't| not)|do(?:n't| not))\s+(?:find|see|locate|spot)\s+",
+    re.I,
+)
+# the verb of a click-like action that the grounder's reader (lemmata.gui.instruction) does not
+# know: it drops "click", "press", "check", "toggle" and the like itself, but would look for
+# "tick" or "expand" on the screen, where no such word is written
+_CLICK_VERB = re.compile(r"^(?:tick|untick|expand|collapse)\s+(?:on\s+)?(?=\S)", re.I)
+_TRAILING = re.compile(
+    r"\s*,?\s*(?:(?:and\s+)?nothing\s+else|by\s+(?:clicking|tapping|pressing)(?:\s+on)?\s+"
+    r"(?:it|that|this|them)|for\s+me|please|thanks?(?:\s+you)?|if\s+you\s+(?:can|could|would|don't"
+    r"\s+mind)|when\s+you\s+(?:can|get\s+a\s+chance))\s*[.!?]*\s*$",
+    re.I,
+)
+
+
 def _tidy(instruction: str) -> str:
-    """An instruction without the asking around it and without the sentences that only say
-    where the screenshot is."""
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", instruction) if s.strip(" .!?")]
+    """An instruction without the asking around it: the sentences that only say where the
+    screenshot is or that are asides after the target, the request clauses before it ("could
+    you", "I can't find", "tick") and the asides after it ("please", "and nothing else", "by
+    clicking it")."""
+    text = re.sub(r"\s+([.!?,])", r"\1", instruction)
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text) if s.strip(" .!?")]
     kept = [s for s in sentences if not _ABOUT_FILE.match(s.strip(" .!?"))] or sentences
+    kept = kept[:1] + [s for s in kept[1:] if not _ASIDE.match(s.strip())]
     rest = " ".join(kept)
-    rest = _POLITE.sub("", rest)
-    rest = re.sub(r"^(?:this|the)\s+instruction\s*:?\s*", "", rest, flags=re.I)
+    for _ in range(3):  # the clauses come in any order: "please, could you tick ..."
+        before = rest
+        rest = _POLITE.sub("", rest).strip(" ,")
+        rest = re.sub(r"^(?:this|the)\s+instruction\s*:?\s*", "", rest, flags=re.I)
+        rest = _SEARCHING.sub("", rest)
+        rest = _CLICK_VERB.sub("", rest)
+        rest = _TRAILING.sub("", rest)
+        if rest == before:
+            break
     return rest.strip(" ,:;.?") or instruction
 
 
