@@ -31,6 +31,7 @@ __all__ = [
     "ReasonOutput",
     "RememberInput",
     "RememberOutput",
+    "cue_words",
     "forget",
     "open_memory",
     "shared_embedder",
