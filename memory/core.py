@@ -394,8 +394,15 @@ class Memory:
 
     def _due(self) -> bool:
         """Whether :meth:`consolidate` has work now: one indexed query (a segment backing off
-        after a failure of this memory's extractor is not due)."""
-        return self.log.has_due(self.namespace, _clock(), self.extractor.name)
+        after a failure of this memory's extractor, or one waiting for a fuller batch, is not
+        due)."""
+        return self.log.has_due(
+            self.namespace,
+            _clock(),
+            self.extractor.name,
+            batch_episodes=self.batch_episodes,
+            batch_wait_s=self.batch_wait_s,
+        )
 
     def consolidate(
         self,

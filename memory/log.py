@@ -252,17 +252,32 @@ class MemoryLog(SearchQueries):
         rows = self._read(f"SELECT count(*) FROM episodes WHERE {scope} AND structured = 0", args)
         return int(rows[0][0])
 
-    def has_due(self, ns: Namespace, now: float, extractor: str) -> bool:
+    def has_due(
+        self,
+        ns: Namespace,
+        now: float,
+        extractor: str,
+        *,
+        batch_episodes: int = 1,
+        batch_wait_s: float = 0.0,
+    ) -> bool:
         """Whether an episode is pending in a session that ``extractor`` is not backing off
-        from after a failure: one query, on the ``episodes_pending`` index and the retries'
-        key."""
+        from after a failure and that is not waiting for a fuller batch (it has at least
+        ``batch_episodes`` pending episodes, or its newest is ``batch_wait_s`` old): one query,
+        on the ``episodes_pending`` index and the retries' key."""
         scope, args = self._scope(ns, "e")
         sql = (
             f"SELECT 1 FROM episodes AS e WHERE {scope} AND e.structured = 0 AND NOT EXISTS "
             "(SELECT 1 FROM segment_retries AS r WHERE r.user = e.user AND r.agent = e.agent "
-            "AND r.session = e.session AND r.extractor = ? AND r.retry_at > ?) LIMIT 1"
+            "AND r.session = e.session AND r.extractor = ? AND r.retry_at > ?)"
         )
-        return bool(self._read(sql, [*args, extractor, now]))
+        params: list[Any] = [*args, extractor, now]
+        if batch_episodes > 1:
+            # The same rule as Memory.consolidate: a session waits while it has fewer pending
+            # episodes than the batch and its newest is younger than the wait.
+            sql += " GROUP BY e.session HAVING count(*) >= ? OR max(e.created_at) <= ?"
+            params += [batch_episodes, now - batch_wait_s]
+        return bool(self._read(sql + " LIMIT 1", params))
 
     def retries(self, ns: Namespace) -> dict[str, sqlite3.Row]:
         """The sessions of the namespace backing off after a failed structuring, by session."""

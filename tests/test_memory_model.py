@@ -176,7 +176,14 @@ def test_a_session_can_wait_for_a_fuller_model_call(tmp_path, embedder, monkeypa
             tmp_path / "m", user="u", embedder=embedder, model=_model(srv), batch_episodes=4
         )
         mem.add_episodes(EPISODES[:2])
+        runs: list[bool] = []
+        real_consolidate = mem.consolidate
+        monkeypatch.setattr(
+            mem, "consolidate", lambda **kw: runs.append(True) or real_consolidate(**kw)
+        )
         assert mem.retrieve("What is Alice's cat called?").items == ()  # nothing structured yet
+        assert runs == []  # a waiting session is not due: a fresh read does not try to structure it
+        monkeypatch.undo()
         report = mem.consolidate()
         assert (report.waiting, report.waiting_episodes, report.model_calls) == (1, 2, 0)
         assert srv.chat_requests() == [] and mem.pending() == 2
@@ -192,8 +199,10 @@ def test_a_session_can_wait_for_a_fuller_model_call(tmp_path, embedder, monkeypa
         assert mem.consolidate().waiting == 1
         assert mem.consolidate(flush=True).model_calls == 1  # a flush does not wait
         mem.add_episodes([{"content": "I sing in a choir.", "speaker": "Alice"}])
+        assert not mem._due()
         later = core._clock() + 301
         monkeypatch.setattr(core, "_clock", lambda: later)  # the newest has waited long enough
+        assert mem._due()
         assert mem.consolidate().model_calls == 1
         assert len(srv.chat_requests()) == 3 and mem.pending() == 0
         assert mem.scoped(session="s2").batch_episodes == 4  # a scoped view batches alike

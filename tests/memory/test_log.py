@@ -123,3 +123,23 @@ def test_the_channels_queries_stay_within_the_namespace(tmp_path):
     assert [i for i, _ in log.search_text(ALICE, ["piano", "miso"], 5)] == ["fa_a"]
     assert [i for i, _ in log.search_terms(BOB, ["piano"], 5, max_df=10)] == ["fa_b"]
     assert log.siblings(ALICE, ["fa_a"], 5) == []  # its one source episode has no other item
+
+
+def test_a_session_waiting_for_a_fuller_batch_is_not_due(tmp_path):
+    """has_due follows Memory.consolidate's batching rule: a session with fewer pending
+    episodes than the batch is due only once its newest episode has waited long enough."""
+    import time
+
+    log = MemoryLog(tmp_path / "memory.sqlite3")
+    short = [Episode(content="one", session="a"), Episode(content="two", session="a")]
+    log.add_episodes(ALICE, short, ["a1", "a2"])
+    now = time.time()
+    assert log.has_due(ALICE, now, "offline")  # no batching: any pending episode is due
+    assert not log.has_due(ALICE, now, "offline", batch_episodes=3, batch_wait_s=300)
+    assert log.has_due(ALICE, now + 301, "offline", batch_episodes=3, batch_wait_s=300)
+    assert log.has_due(ALICE, now, "offline", batch_episodes=2, batch_wait_s=300)
+    # a second, fuller session makes the namespace due although the first still waits
+    full = [Episode(content=f"b{i}", session="b") for i in range(3)]
+    log.add_episodes(ALICE, full, ["b0", "b1", "b2"])
+    assert log.has_due(ALICE, now, "offline", batch_episodes=3, batch_wait_s=300)
+    assert not log.has_due(BOB, now + 301, "offline", batch_episodes=3, batch_wait_s=300)
