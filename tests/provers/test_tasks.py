@@ -1,152 +1,11 @@
-"""Reading proving tasks out of people's words (used by the agent's router)."""
+"""Reading Coq and Lean proving tasks out of people's words (used by the agent's router); sum
+identities are tested in ``test_identity_text.py``."""
 
 from __future__ import annotations
 
 import pytest
-import sympy as sp
 
 from lemmata.provers.tasks import coq_from_text, identity_from_text, lean_from_text, split_identity
-
-
-@pytest.mark.parametrize(
-    ("text", "lhs", "rhs"),
-    [
-        ("prove that sum_{k=0}^{n} binomial(n,k) = 2^n", "Sum(binomial(n,k), (k, 0, n))", "2**n"),
-        (
-            "Show that the sum of binomial(n, k) for k from 0 to n is 2^n.",
-            "Sum(binomial(n, k), (k, 0, n))",
-            "2**n",
-        ),
-        ("Sum(k, (k, 0, n)) = n*(n+1)/2", "Sum(k, (k, 0, n))", "n*(n+1)/2"),
-        ("∑_{k=0}^{n} k = n(n+1)/2 for all n", "Sum(k, (k, 0, n))", "n*(n+1)/2"),
-        (r"verify \sum_{k=0}^{n} \binom{n}{k}^2 = \binom{2n}{n}", None, None),
-    ],
-)
-def test_identities_in_several_notations(text: str, lhs: str | None, rhs: str | None) -> None:
-    found = identity_from_text(text)
-    assert found is not None and found["method"] == "wz"
-    parts = split_identity(found["statement"])
-    assert parts is not None
-    if lhs is not None:
-        assert parts == (lhs, rhs)
-    # whatever the notation, the two sides parse as sympy expressions
-    n = sp.Symbol("n")
-    for side in parts:
-        sp.sympify(side, locals={"n": n})
-
-
-def _same_identity(statement: str, want: str) -> bool:
-    """Two ``Sum(...) = rhs`` statements with the same limits, summands and right-hand sides."""
-    got_parts, want_parts = split_identity(statement), split_identity(want)
-    assert got_parts is not None and want_parts is not None
-    (gl, gr), (wl, wr) = (tuple(sp.sympify(x) for x in p) for p in (got_parts, want_parts))
-    return (
-        gl.limits == wl.limits
-        and sp.simplify(gl.function - wl.function) == 0
-        and sp.simplify(gr - wr) == 0
-    )
-
-
-@pytest.mark.parametrize(
-    ("text", "want"),
-    [
-        # LaTeX: \sum with braces or without, \binom, {n \choose k}, \frac, \cdot, ^{...}
-        (r"\sum_{k=0}^{n} {n \choose k} = 2^n", "Sum(binomial(n, k), (k, 0, n)) = 2**n"),
-        (
-            r"Prove $\sum_{j=1}^n \frac{1}{j(j+1)} = \frac{n}{n+1}$ please",
-            "Sum(1/(j*(j + 1)), (j, 1, n)) = n/(n + 1)",
-        ),
-        (
-            r"\sum_{k=0}^{n} k \cdot \binom{n}{k} = n \cdot 2^{n-1}",
-            "Sum(k*binomial(n, k), (k, 0, n)) = n*2**(n - 1)",
-        ),
-        (
-            r"Find a WZ proof of \sum_{k=0}^n {n \choose k}^2 = {2n \choose n}",
-            "Sum(binomial(n, k)**2, (k, 0, n)) = binomial(2*n, n)",
-        ),
-        # unicode
-        ("∑_{k=0}^{n} C(n,k) × 2^k = 3^n", "Sum(binomial(n, k)*2**k, (k, 0, n)) = 3**n"),
-        # words: "sum of X for k from a to b", "sum over k from a to b of X", "X summed over"
-        (
-            "Can you show that the sum of k^3 for k from 1 to n equals (n(n+1)/2)^2?",
-            "Sum(k**3, (k, 1, n)) = (n*(n + 1)/2)**2",
-        ),
-        (
-            "the sum over j from 0 to n of 3^j is (3^(n+1) - 1)/2, prove it",
-            "Sum(3**j, (j, 0, n)) = (3**(n + 1) - 1)/2",
-        ),
-        (
-            "k^2 summed over k = 1..n equals n(n+1)(2n+1)/6",
-            "Sum(k**2, (k, 1, n)) = n*(n + 1)*(2*n + 1)/6",
-        ),
-        (
-            "the sum of n choose k for k from 0 to n is 2^n",
-            "Sum(binomial(n, k), (k, 0, n)) = 2**n",
-        ),
-        (
-            "the sum of k times binomial(n, k), for k from 0 to n, is n 2^(n-1).",
-            "Sum(k*binomial(n, k), (k, 0, n)) = n*2**(n - 1)",
-        ),
-        # a sum over all k of a binomial in k runs where the binomial is not zero: 0..n
-        (
-            "sum over k of binomial(n,k)^2 is binomial(2n,n)",
-            "Sum(binomial(n, k)**2, (k, 0, n)) = binomial(2*n, n)",
-        ),
-        # Python
-        (
-            "sum(2*k + 1 for k in range(n + 1)) == (n + 1)**2, prove this",
-            "Sum(2*k + 1, (k, 0, n)) = (n + 1)**2",
-        ),
-        # prose after the right-hand side is not part of it
-        (
-            "my friend says the sum of binomial(n, k) over k=0..n is 4^n. prove or refute it",
-            "Sum(binomial(n, k), (k, 0, n)) = 4**n",
-        ),
-        (
-            "Is Sum(k, (k, 0, n)) == n*(n + 1)/2 true? prove it",
-            "Sum(k, (k, 0, n)) = n*(n + 1)/2",
-        ),
-        (
-            "Please prove this identity with the WZ method:\n```\nSum(k, (k, 0, n)) = n*(n+1)/2\n```",
-            "Sum(k, (k, 0, n)) = n*(n + 1)/2",
-        ),
-    ],
-)
-def test_identities_in_latex_unicode_python_and_words(text: str, want: str) -> None:
-    found = identity_from_text(text)
-    assert found is not None, text
-    assert found["method"] == "wz"
-    assert _same_identity(found["statement"], want), found["statement"]
-
-
-def test_the_lower_bound_of_n_is_read_and_kept_out_of_the_identity() -> None:
-    found = identity_from_text(
-        "For n ≥ 1, the sum of (-1)^k binomial(n, k) over k = 0..n is 0. Prove it."
-    )
-    assert found is not None and found["n_min"] == 1
-    assert _same_identity(found["statement"], "Sum((-1)**k*binomial(n, k), (k, 0, n)) = 0")
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "What is the sum of 1234 and 5678?",
-        "Sum up yesterday's football results.",
-        "the sum of my expenses is too high",
-        # no range given and nothing in the summand that bounds it
-        "sum over k of k^2 is n^3",
-        # a right-hand side or a summand that is not an expression
-        "the sum of x for k from 1 to n is banana",
-        "the sum of apples for k from 1 to n is n",
-        # unknown LaTeX stays unknown rather than read as something else
-        r"\sum_{k=0}^{n} \weird{k} = 2^n",
-        # the right-hand side uses the summation variable
-        "the sum of 1 for k from 1 to n is k",
-        "Theorem t : forall n, sum n = n.",
-    ],
-)
-def test_text_that_is_no_sum_identity_gives_nothing(text: str) -> None:
-    assert identity_from_text(text) is None
 
 
 def test_coq_statements_with_and_without_a_proof() -> None:
@@ -188,3 +47,9 @@ def test_words_without_a_task_give_nothing(text: str) -> None:
     assert identity_from_text(text) is None
     assert coq_from_text(text) is None
     assert lean_from_text(text) is None
+
+
+def test_the_identity_reader_is_reachable_from_tasks() -> None:
+    found = identity_from_text("Show that the sum of k for k from 1 to n equals n(n+1)/2.")
+    assert found == {"statement": "Sum(k, (k, 1, n)) = n*(n+1)/2", "method": "wz"}
+    assert split_identity(found["statement"]) == ("Sum(k, (k, 1, n))", "n*(n+1)/2")

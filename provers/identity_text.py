@@ -1,0 +1,401 @@
+"""Reading a sum identity out of a person's words, for the WZ prover.
+
+A sum identity is read in three steps: its notation is made plain (LaTeX, unicode, Python's
+``sum(... for k in range(...))`` and words such as "n choose k" become one ASCII spelling),
+the text is split at a relation ("=", "equals", "is", ...) into a sum and a right-hand side,
+and the sum is read in one of the forms people write (subscripted, "sum of X for k from a to
+b", "sum over k from a to b of X", "X summed over k = a..b", "sum over k of X"). Every
+candidate must parse as the WZ prover's own input (:func:`lemmata.provers.wz.parse_identity`);
+text that does not is no identity, so nothing is guessed.
+
+Used by the provers' operations (:mod:`lemmata.provers.operations`) through
+:mod:`lemmata.provers.tasks`, which reads Coq and Lean statements.
+
+>>> identity_from_text("prove that sum_{k=0}^{n} binomial(n,k) = 2^n")["statement"]
+'Sum(binomial(n,k), (k, 0, n)) = 2**n'
+>>> split_identity("Sum(k, (k, 0, n)) = n*(n+1)/2")
+('Sum(k, (k, 0, n))', 'n*(n+1)/2')
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["identity_from_text", "split_identity"]
+
+_FUNCTIONS = frozenset(
+    [
+        "Sum",
+        "binomial",
+        "factorial",
+        "ff",
+        "rf",
+        "gamma",
+        "sqrt",
+        "exp",
+        "log",
+        "pi",
+        "harmonic",
+        "fibonacci",
+        "catalan",
+        "Rational",
+        "Abs",
+        "oo",
+    ]
+)
+_LATEX_WORDS = {
+    r"\cdot": "*",
+    r"\times": "*",
+    r"\ast": "*",
+    r"\sum": " sum",
+    r"\infty": "oo",
+    r"\geq": ">=",
+    r"\ge": ">=",
+    r"\leq": "<=",
+    r"\le": "<=",
+    r"\ldots": "...",
+    r"\cdots": "...",
+    r"\dots": "...",
+    r"\pi": "pi",
+}
+_LATEX_TWO = re.compile(r"\\[dt]?(?P<cmd>binom|frac)\s*")
+_LATEX_WORD = re.compile(r"\\[A-Za-z]+|\\[,;:! ]")
+_UNICODE = str.maketrans(
+    {
+        "∑": " sum ",
+        "Σ": " sum ",
+        "×": "*",
+        "·": "*",
+        "⋅": "*",
+        "−": "-",
+        "–": "-",
+        "²": "^2",
+        "³": "^3",
+        "≥": ">=",
+        "≤": "<=",
+        "…": "...",
+        "⁡": "",
+    }  # fmt: skip
+)
+
+
+def _group(text: str, i: int) -> tuple[str, int] | None:
+    """The text of the brace group opening at ``text[i]`` and the index after it."""
+    if i >= len(text) or text[i] != "{":
+        return None
+    depth = 0
+    for j in range(i, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[i + 1 : j], j + 1
+    return None
+
+
+def _atom(expr: str) -> str:
+    expr = expr.strip()
+    return expr if re.fullmatch(r"[\w.]+|\([^()]*\)", expr) else f"({expr})"
+
+
+def _latex(text: str) -> str:
+    """LaTeX math as plain text: ``\\binom{n}{k}`` and ``{n \\choose k}`` as ``binomial(n, k)``,
+    ``\\frac{a}{b}`` as ``a/(b)``, other groups as parentheses, ``\\cdot`` as ``*``; layout
+    commands (``\\left``, ``\\displaystyle``) dropped, unknown commands kept (they then fail to
+    parse)."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        two = _LATEX_TWO.match(text, i)
+        if two:
+            a = _group(text, two.end())
+            b = _group(text, a[1] + len(text[a[1] :]) - len(text[a[1] :].lstrip())) if a else None
+            if a and b:
+                x, y = _latex(a[0]), _latex(b[0])
+                out.append(
+                    f"binomial({x}, {y})" if two["cmd"] == "binom" else f"{_atom(x)}/{_atom(y)}"
+                )
+                i = b[1]
+                continue
+        if text[i] == "{":
+            g = _group(text, i)
+            if g:
+                parts = re.split(r"\\choose\b", g[0])
+                if len(parts) == 2:
+                    out.append(f"binomial({_latex(parts[0]).strip()}, {_latex(parts[1]).strip()})")
+                else:
+                    out.append(f"({_latex(g[0])})")
+                i = g[1]
+                continue
+        word = _LATEX_WORD.match(text, i)
+        if word:
+            cmd = word.group()
+            if cmd in _LATEX_WORDS:
+                out.append(_LATEX_WORDS[cmd])
+            elif cmd in (r"\left", r"\right", r"\displaystyle", r"\limits", r"\bigl", r"\bigr"):
+                out.append("")
+            elif cmd[1:] in _FUNCTIONS or cmd[1:] in ("binom", "choose"):
+                out.append(cmd[1:])
+            elif not cmd[1:].isalpha():
+                out.append(" ")  # thin spaces
+            else:
+                out.append(cmd)
+            i = word.end()
+            continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
+
+
+_PY_SUM = re.compile(
+    r"\bsum\(\s*(?P<body>.+?)\s+for\s+(?P<k>[a-z])\s+in\s+range\((?P<args>[^()]*(?:\([^()]*\)[^()]*)*)\)\s*\)"
+)
+_WORD_OPS = (
+    (r"\s+times\s+", "*"),
+    (r"\s+plus\s+", "+"),
+    (r"\s+minus\s+", "-"),
+    (r"\s+divided\s+by\s+", "/"),
+    (r"\s+squared\b", "^2"),
+    (r"\s+cubed\b", "^3"),
+)
+_CHOOSE = re.compile(r"(?P<a>\w+|\([^()]*\))\s+choose\s+(?P<b>\w+|\([^()]*\))", re.I)
+
+
+def _python_sum(m: re.Match[str]) -> str:
+    import sympy as sp
+
+    args = [a.strip() for a in m["args"].split(",")]
+    if len(args) not in (1, 2):
+        return m.group()
+    lo, stop = ("0", args[0]) if len(args) == 1 else (args[0], args[1])
+    try:
+        hi = str(sp.sympify(stop.replace("^", "**")) - 1)
+    except (sp.SympifyError, SyntaxError, TypeError):
+        return m.group()
+    return f"Sum({m['body']}, ({m['k']}, {lo}, {hi}))"
+
+
+def _plain(text: str) -> str:
+    """One ASCII spelling of the maths in a task (see the section's comment)."""
+    text = _latex(text.translate(_UNICODE))
+    text = _PY_SUM.sub(_python_sum, text)
+    text = text.replace("//", "/")
+    text = re.sub(r"\bbinom\(", "binomial(", text)
+    text = re.sub(r"\bC\(", "binomial(", text)
+    text = _CHOOSE.sub(lambda m: f"binomial({m['a']}, {m['b']})", text)
+    for word, op in _WORD_OPS:
+        text = re.sub(word, op, text, flags=re.I)
+    return text
+
+
+def _is_math(expr: str) -> bool:
+    """Whether text is only an expression: numbers, one-letter names, the functions the prover
+    knows, operators and parentheses."""
+    if not expr.strip() or not re.fullmatch(r"[\w\s+\-*/^().,!]+", expr):
+        return False
+    return all(len(w) == 1 or w in _FUNCTIONS for w in re.findall(r"[A-Za-z_]\w*", expr))
+
+
+_RHS_STOP = re.compile(r"[.;:?!](?:\s|$)|\s-{1,2}\s*(?=[A-Za-z]{2})|,\s|[=<>\"'`$\[\]{}]")
+
+
+def _math_prefix(text: str) -> str:
+    """The expression that starts a right-hand side, up to the prose after it ("3^n. prove or
+    refute it", "(n+1)^2 - prove it", "n*2**(n - 1) true")."""
+    end, depth = len(text), 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0 or (depth == 0 and _RHS_STOP.match(text, i)):
+            end = i
+            break
+    for w in re.finditer(r"[A-Za-z_]\w*", text[:end]):
+        if len(w.group()) > 1 and w.group() not in _FUNCTIONS:
+            end = w.start()
+            break
+    return text[:end].strip().rstrip("*+-/^,. ").strip()
+
+
+_BOUND = r"[-+]?[\w()]+(?:\s*[-+*/^]\s*[\w()]+)*"
+_INTRO = r"(?:,?\s*(?:for|over|with|where|as|when|and)?\s*(?:all\s+|every\s+)?)"
+_RANGES = (
+    rf"(?P<k>[a-z])\s*(?:=|from|in|(?:running|ranging|runs|goes|going)\s+from)\s*(?P<lo>{_BOUND})\s*"
+    rf"(?:\bto\b|\bup\s+to\b|\bthrough\b|\.\.\.?|,\s*\.\.\.\s*,)\s*(?P<hi>{_BOUND})",
+    rf"from\s+(?P<k>[a-z])\s*=\s*(?P<lo>{_BOUND})\s+(?:to|up\s+to|through)\s+(?P<hi>{_BOUND})",
+    rf"(?P<lo>{_BOUND})\s*<=\s*(?P<k>[a-z])\s*<=\s*(?P<hi>{_BOUND})",
+)
+# the sum's own words after "sum": the summand and the range in either order
+_AFTER_SUM = tuple(
+    re.compile(form, re.I | re.S)
+    for r in _RANGES
+    for form in (
+        rf"(?:of\s+)?(?P<body>.+?)\s*,?\s*{_INTRO}{r}",
+        rf"{_INTRO}{r}\s*,?\s*of\s+(?P<body>.+)",
+    )
+)
+# the range alone, after "summed"
+_RANGE_ONLY = tuple(re.compile(rf"{_INTRO}{r}", re.I) for r in _RANGES)
+_UNBOUNDED = (
+    re.compile(r"(?:over|for)\s+(?:all\s+)?(?P<k>[a-z])\s*,?\s*of\s+(?P<body>.+)", re.I | re.S),
+    re.compile(r"of\s+(?P<body>.+?)\s*,?\s*over\s+(?:all\s+)?(?P<k>[a-z])", re.I | re.S),
+)
+_SUBSCRIPT = re.compile(
+    r"_\s*(?:\((?P<k1>[a-z])\s*(?:=\s*(?P<lo1>[^()]+?|[^()]*\([^()]*\)[^()]*?))?\s*\)|"
+    r"(?P<k2>[a-z])(?:\s*=\s*(?P<lo2>-?\w+))?(?![\w]))"
+    r"(?:\s*\^\s*(?:\((?P<hi1>[^()]*(?:\([^()]*\)[^()]*)*)\)|(?P<hi2>\w)))?\s*(?P<body>.+)",
+    re.S,
+)
+_SUM_WORD = re.compile(r"(?<![A-Za-z])(?:sum|summation)(?![a-zA-Z0-9])|\bsummed\b", re.I)
+_RELATION = re.compile(
+    r"(?<![<>!=])==?(?![=])|\b(?:equals|is\s+equal\s+to|is|gives|yields|evaluates\s+to|comes\s+to|"
+    r"adds\s+up\s+to|sums\s+to|totals)\b",
+    re.I,
+)
+
+
+def _support(summand: str, k: str) -> tuple[str, str] | None:
+    """The range of ``k`` outside which a ``binomial(N, k)`` factor vanishes, ``(0, N)``: the
+    bounds a sum "over k" of such a summand means. None when no such factor settles them."""
+    uppers = {
+        m["top"].strip()
+        for m in re.finditer(rf"binomial\((?P<top>[^(),]+),\s*{k}\s*\)", summand)
+        if not re.search(rf"\b{k}\b", m["top"])
+    }
+    return ("0", uppers.pop()) if len(uppers) == 1 else None
+
+
+def _read_sum(lhs: str) -> tuple[str, str, str, str] | None:
+    """``(summand, k, lo, hi)`` of the sum a text ends with, or None."""
+    lhs = lhs.strip().rstrip(",").strip()
+    sympy_form = re.search(
+        r"Sum\((?P<body>.+),\s*\(\s*(?P<k>[a-z])\s*,(?P<lo>[^,]+),(?P<hi>[^,]+)\)\s*\)\s*$", lhs
+    )
+    if sympy_form:
+        return sympy_form["body"], sympy_form["k"], sympy_form["lo"], sympy_form["hi"]
+    words = list(_SUM_WORD.finditer(lhs))
+    if not words:
+        return None
+    last = words[-1]
+    rest = lhs[last.end() :].strip()
+    if last.group().lower() == "summed":
+        before = re.split(r"[:;]|\b(?:that|the)\b", lhs[: last.start()])[-1]
+        for form in _RANGE_ONLY:
+            m = form.fullmatch(rest)
+            if m:
+                return before, m["k"], m["lo"], m["hi"]
+        m = re.fullmatch(r"(?:over|for)\s+(?:all\s+)?(?P<k>[a-z])", rest, re.I)
+        support = _support(_sympy_text(before), m["k"]) if m else None
+        return (before, m["k"], *support) if m and support else None
+    sub = _SUBSCRIPT.fullmatch(rest)
+    if sub:
+        k, lo, hi = sub["k1"] or sub["k2"], sub["lo1"] or sub["lo2"], sub["hi1"] or sub["hi2"]
+        if lo is not None and hi is not None:
+            return sub["body"], k, lo, hi
+        support = _support(_sympy_text(sub["body"]), k) if lo is None and hi is None else None
+        return (sub["body"], k, *support) if support else None
+    for pattern in _AFTER_SUM:
+        m = pattern.fullmatch(rest)
+        if m and _is_math(m["body"]):
+            return m["body"], m["k"], m["lo"], m["hi"]
+    for pattern in _UNBOUNDED:
+        m = pattern.fullmatch(rest)
+        if m and _is_math(m["body"]):
+            support = _support(_sympy_text(m["body"]), m["k"])
+            return (m["body"], m["k"], *support) if support else None
+    return None
+
+
+def _checked(summand: str, k: str, lo: str, hi: str, rhs: str, n_min: int) -> str | None:
+    """``Sum(summand, (k, lo, hi)) = rhs`` when the WZ prover can read it, else None."""
+    from lemmata.provers.wz import IdentityError, parse_identity
+
+    parts = [summand, lo, hi, rhs]
+    if not all(_is_math(p) for p in parts):
+        return None
+    summand, lo, hi, rhs = (_sympy_text(p) for p in parts)
+    if any(re.search(rf"\b{k}\b", side) for side in (lo, hi, rhs)):
+        return None  # the summation variable is bound inside the sum only
+    lhs = f"Sum({summand}, ({k}, {lo}, {hi}))"
+    try:
+        parse_identity({"id": "task", "lhs": lhs, "rhs": rhs, "n_min": n_min})
+    except (IdentityError, TypeError, ValueError):
+        return None
+    return f"{lhs} = {rhs}"
+
+
+def _sympy_text(expr: str) -> str:
+    expr = expr.strip().rstrip(".?,").strip()
+    expr = re.sub(r"\^\{([^{}]*)\}", r"^(\1)", expr)
+    expr = expr.replace("^", "**").replace("\\binom", "binomial").replace("·", "*")
+    expr = re.sub(r"\bC\(", "binomial(", expr)
+    expr = re.sub(r"binomial\{([^}]*)\}\{([^}]*)\}", r"binomial(\1,\2)", expr)
+    expr = re.sub(r"(\d+)!", r"factorial(\1)", expr)
+    expr = re.sub(r"\b([a-z])!", r"factorial(\1)", expr)
+    expr = re.sub(r"\(([^()]+)\)!", r"factorial(\1)", expr)
+    # implicit products as people write them: 2n, n(n+1), (n+1)(n+2)
+    expr = re.sub(r"(\d)\s*([a-z(])", r"\1*\2", expr)
+    expr = re.sub(r"(?<![A-Za-z_])([a-z])\s*\(", r"\1*(", expr)
+    expr = re.sub(r"\)\s*([a-z(\d])", r")*\1", expr)
+    # juxtaposed factors: "2**k binomial(n,k)", "k binomial(n, k)"
+    expr = re.sub(r"(?<=[\w)])\s+(?=[A-Za-z_(\d])", "*", expr)
+    return expr
+
+
+def split_identity(statement: str) -> tuple[str, str] | None:
+    """``(lhs, rhs)`` of ``Sum(...) = rhs``, or None."""
+    m = _SUM_SYMPY.match(statement.strip())
+    return (m["lhs"].strip(), m["rhs"].strip()) if m else None
+
+
+_SUM_SYMPY = re.compile(r"(?P<lhs>Sum\(.+\))\s*(?:==|=)\s*(?P<rhs>.+)$", re.S)
+_LEAD = re.compile(
+    r"^\s*(?:please\s+)?(?:prove|show|verify|check|certify|establish)?\s*(?:that|the identity|"
+    r"this identity|the sum identity)?\s*:?\s*",
+    re.I,
+)
+_N_MIN = re.compile(
+    r",?\s*\b(?:for|when)\s+(?:all\s+|every\s+)?(?:integers?\s+|natural numbers?\s+)?n\s*(?:>=|=>)\s*(?P<n>\d+)\s*,?",
+    re.I,
+)
+_TAIL = re.compile(
+    r"\s*(?:for (?:all|every) (?:natural )?n\b[^=]*|(?:with|using|by)\s+(?:the\s+)?(?:zeilberger|wz|"
+    r"wilf|gosper|a\s+(?:wz|zeilberger))\b[^=]*|\.|\?)\s*$",
+    re.I | re.S,
+)
+
+
+def identity_from_text(text: str) -> dict[str, Any] | None:
+    """A sum identity, as ``Sum(summand, (k, lo, hi)) = rhs`` for the WZ prover; from sympy
+    syntax, LaTeX (``\\sum_{k=0}^{n} \\binom{n}{k} = 2^n``, ``{n \\choose k}``, ``\\frac``),
+    unicode (``∑``, ``×``), Python (``sum(k**2 for k in range(1, n+1))``) or words ("the sum of
+    ... for k from 0 to n is ...", "the sum over k of ...", "... summed over k = 1..n"). The
+    result must parse as the WZ prover's input; None otherwise.
+
+    >>> identity_from_text(r"\\sum_{k=0}^{n} {n \\choose k}^2 = {2n \\choose n}")["statement"]
+    'Sum(binomial(n, k)**2, (k, 0, n)) = binomial(2*n, n)'
+    """
+    out: dict[str, Any] = {"method": "wz"}
+    text = _plain(text)
+    lower = _N_MIN.search(text)
+    if lower:
+        out["n_min"] = int(lower["n"])
+        text = (text[: lower.start()] + " " + text[lower.end() :]).strip(" ,")
+    text = re.sub(r"\?.*$", "", text.strip(), flags=re.S)  # "... = n(n+1)/2? Prove it."
+    text = text.replace("$", " ").strip()
+    text = re.sub(
+        r"\s+(?:please\s+)?(?:prove|show|verify|check|certify)\s+(?:it|this|that(?=\W*$))\b[^=]*$",
+        "",
+        text,
+        flags=re.I | re.S,
+    )
+    text = re.sub(r"\.\s+[A-Z][a-z].*$", "", text, flags=re.S)  # "... = 2^n. Can you prove it"
+    body = _TAIL.sub("", _LEAD.sub("", text.strip(), count=1))
+    if not _SUM_WORD.search(body) and "Sum(" not in body:
+        return None
+    for rel in _RELATION.finditer(body):
+        found = _read_sum(body[: rel.start()])
+        rhs = _math_prefix(body[rel.end() :])
+        if found is None or not rhs:
+            continue
+        statement = _checked(*found, rhs, out.get("n_min", 0))
+        if statement:
+            return {"statement": statement, **out}
+    return None
