@@ -14,8 +14,8 @@ turns pending episodes into facts and procedures. The vector index is derived fr
 can be rebuilt with :meth:`Memory.reindex`.
 
 What a batch of new knowledge does to the stored knowledge (duplicates, contradictions,
-supersession) is decided by :func:`~lemmata.memory.write_plan.plan_writes`, from data this
-module gathers; this module applies the plan. The background worker is
+supersession) is decided by :func:`~lemmata.memory.write_plan.plan_writes` and applied by
+:func:`~lemmata.memory.commit.commit`. The background worker is
 :class:`~lemmata.memory.background.BackgroundConsolidator`.
 """
 
@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field, ValidationError
 from lemmata.errors import LemmataError, UsageError
 from lemmata.memory._shared import Shared
 from lemmata.memory.background import BackgroundConsolidator
-from lemmata.memory.consolidate import RelationVerdict
+from lemmata.memory.commit import ConsolidationReport, commit
 from lemmata.memory.extract import (
     DraftFact,
     DraftProcedure,
@@ -44,13 +44,11 @@ from lemmata.memory.extract import (
     ModelExtractor,
     OfflineExtractor,
     StoredEpisode,
-    calls_made,
-    calls_since,
     load_prompt,
 )
 from lemmata.memory.log import MemoryLog
 from lemmata.memory.retrieve import RetrievalConfig, retrieve
-from lemmata.memory.rows import ItemRow, stored_episode, to_node, unpack
+from lemmata.memory.rows import stored_episode, to_node, unpack
 from lemmata.memory.text import entities, terms
 from lemmata.memory.types import (
     AuditEntry,
@@ -64,9 +62,7 @@ from lemmata.memory.types import (
     Retrieval,
     describe_error,
     new_id,
-    procedure_text,
 )
-from lemmata.memory.write_plan import Existing, Judge, StoredFact, lookups, plan_writes
 
 if TYPE_CHECKING:
     import sqlite3
@@ -87,37 +83,6 @@ _clock = time.time  # when a failed segment is due again is measured on this clo
 
 def _record_error(what: str, index: int, exc: ValidationError) -> UsageError:
     return UsageError(f"{what} {index}: {describe_error(exc)}; nothing was stored")
-
-
-@dataclass
-class ConsolidationReport:
-    """What one :meth:`Memory.consolidate` did.
-
-    ``episodes`` and ``segments`` count what was structured. A segment (a session's pending
-    episodes) whose extraction raised a :class:`~lemmata.errors.LemmataError` (a reply that
-    never parsed, a model that did not answer) stays pending and counts in ``failed``
-    (``failed_episodes`` its episodes, ``errors`` one ``"session: [code] message"`` each); it is
-    retried after a backoff (:attr:`Memory.retry_delays_s`), and until then it counts in
-    ``deferred``. A session left for a fuller batch (``batch_episodes``) counts in ``waiting``
-    (``waiting_episodes`` its episodes).
-    """
-
-    episodes: int = 0
-    segments: int = 0
-    failed: int = 0
-    failed_episodes: int = 0
-    deferred: int = 0
-    waiting: int = 0
-    waiting_episodes: int = 0
-    errors: list[str] = field(default_factory=list)
-    facts_added: int = 0
-    procedures_added: int = 0
-    duplicates: int = 0
-    superseded: int = 0
-    ambiguous: int = 0
-    rejected: int = 0
-    model_calls: int = 0
-    extractor: str = "offline"
 
 
 @dataclass
@@ -519,116 +484,16 @@ class Memory:
         origin: str,
         report: ConsolidationReport | None = None,
     ) -> tuple[list[str], list[str]]:
-        """Gather what the batch may meet in the log and the index, let :func:`plan_writes`
-        decide duplicates and contradictions, then write the plan in one transaction and index
-        what is new. Returns the ids of the facts (new or the ones they duplicate) and of the
-        procedures."""
-        ns = self.namespace
-        report = report or ConsolidationReport()
-        facts = extraction.facts
-        procs = extraction.procedures
-        texts = [f.statement for f in facts] + [
-            procedure_text(p.subgoal, p.steps, p.insight, p.outcome) for p in procs
-        ]
-        vectors = self.embedder.embed(texts) if texts else np.zeros((0, 1), np.float32)
-        near: list[list[tuple[str, float]]] = (
-            self.index.query(self._space, vectors[: len(facts)], 5) if len(facts) else []
-        )
-        plan = plan_writes(
-            ns,
-            facts,
+        """Write a batch of structured knowledge (see :func:`~lemmata.memory.commit.commit`)."""
+        return commit(
+            self,
+            extraction,
             fact_sessions,
-            procs,
             proc_sessions,
-            self._existing(facts, near),
+            structured,
             origin=origin,
-            now=datetime.now().isoformat(timespec="seconds"),
-            ambiguous_at=self.ambiguous_at,
-            judge=_judge(self.model, report) if self.model is not None else None,
+            report=report,
         )
-        rows = plan.rows
-        inserted: list[ItemRow] = []
-        with self.log.transaction() as db:
-            for row in rows:
-                if row.subgoal_id:
-                    self.log.ensure_subgoal(db, ns, row.subgoal_id, row.subgoal_text or "")
-                if self.log.insert_item(db, ns, row):
-                    inserted.append(row)
-                    self.log.audit(
-                        db, ns, f"add_{row.kind}", row.id, text=row.text, sources=row.sources
-                    )
-            for target, sources in plan.merged:
-                self.log.add_sources(db, ns, target, sources)
-            for old_id, valid_to, successor in plan.closes:
-                self.log.close_item(db, ns, old_id, valid_to, successor)
-            for op, item_id, detail in plan.audits:
-                self.log.audit(db, ns, op, item_id, **detail)
-            if structured:
-                self.log.mark_structured(db, ns, structured)
-                self.log.audit(
-                    db, ns, "consolidate", None, episodes=len(structured), extractor=origin
-                )
-        report.rejected += plan.rejected
-        report.duplicates += plan.duplicates
-        report.ambiguous += plan.ambiguous
-        report.superseded += len(plan.closes)
-        report.facts_added += sum(1 for r in inserted if r.kind == "fact")
-        report.procedures_added += sum(1 for r in inserted if r.kind == "procedure")
-        if inserted:
-            keep = {r.id for r in inserted}
-            idx = [k for k, r in enumerate(rows) if r.id in keep]
-            self.index.add(
-                self._space,
-                [rows[k].id for k in idx],
-                np.stack([vectors[plan.drafts[k]] for k in idx]),
-                [{"session": rows[k].session, "kind": rows[k].kind} for k in idx],
-            )
-            self.log.mark_indexed(ns, [rows[k].id for k in idx])
-        return plan.fact_ids, plan.procedure_ids
-
-    def _existing(
-        self, facts: Sequence[DraftFact], near: list[list[tuple[str, float]]]
-    ) -> Existing:
-        """The stored items a batch of facts may duplicate, contradict or nearly repeat (what
-        :func:`lookups` names), read from the log."""
-        ns = self.namespace
-        need = lookups(facts, near, ambiguous_at=self.ambiguous_at)
-        by_norm = {
-            n: [r["id"] for r in self.log.by_norm(ns, n) if r["valid_to"] is None]
-            for n in need.norms
-        }
-        by_claim = {
-            key: self._stored_facts(self.log.items(ns, self.log.items_with_term(ns, key)))
-            for key in need.claim_keys
-        }
-        current = (
-            self._stored_facts(
-                self.log.items(ns, need.near_ids, current_only=True), with_terms=True
-            )
-            if need.near_ids
-            else []
-        )
-        return Existing(
-            by_norm=by_norm,
-            by_claim=by_claim,
-            near=near,
-            current={f.id: f for f in current},
-        )
-
-    def _stored_facts(
-        self, rows: Sequence[sqlite3.Row], *, with_terms: bool = False
-    ) -> list[StoredFact]:
-        tags = self.log.terms_of(self.namespace, [r["id"] for r in rows]) if with_terms else {}
-        return [
-            StoredFact(
-                id=r["id"],
-                text=r["text"],
-                valid_from=r["valid_from"],
-                credibility=float(r["credibility"]),
-                terms=frozenset(t for t, _ in tags.get(r["id"], [])),
-            )
-            for r in rows
-        ]
 
     # -- reading ------------------------------------------------------------------------
 
@@ -837,33 +702,6 @@ class Memory:
         with self.log.transaction() as db:
             self.log.audit(db, self.namespace, "reindex", None, items=n, index=self.index.name)
         return n
-
-
-def _judge(model: ChatModel, report: ConsolidationReport) -> Judge:
-    """Ask ``model`` how an ambiguous pair relates (its calls counted in ``report``)."""
-
-    def judge(old: StoredFact, new: ItemRow) -> str:
-        prompt = load_prompt("relate")
-        before = calls_made(model)
-        verdict = model.structured(
-            [
-                {"role": "system", "content": prompt["system"]},
-                {
-                    "role": "user",
-                    "content": prompt["user"].format(
-                        older=old.text,
-                        older_time=old.valid_from or "unknown",
-                        newer=new.text,
-                        newer_time=new.valid_from or "unknown",
-                    ),
-                },
-            ],
-            RelationVerdict,
-        )
-        report.model_calls += calls_since(model, before)
-        return verdict.relation
-
-    return judge
 
 
 def _as_datetime(value: datetime | str | None) -> datetime | None:
