@@ -42,11 +42,17 @@ __all__ = [
     "Policy",
     "action_set",
     "completed_squares",
+    "constant_bounds",
     "enumerations",
+    "floor_bounds",
+    "function_witnesses",
     "log_laws",
     "mod_cases",
     "repairs",
+    "rpower_literals",
+    "sqrt_equations",
     "stuck_lemmas",
+    "zero_products",
 ]
 
 # The families of local edits, in the fixed order the unconditioned ablation uses.
@@ -541,18 +547,173 @@ def completed_squares(goal: Goal) -> list[Action]:
     return out[:2]
 
 
+# ``Rpower A e`` with a literal base and a literal (or a variable a hypothesis fixes) exponent.
+_RPOWER = re.compile(r"Rpower\s+(\d+|\([^()]*\))\s+(\d+|[A-Za-z_][\w']*)")
+
+
+def _rpower_literal(base: str, n: str) -> str:
+    """``Rpower base n`` replaced everywhere by ``base ^ n`` (``Rpower_pow``, base > 0)."""
+    return (
+        f"replace (Rpower {base} {n}) with ({base} ^ {n}) in * by "
+        f"(rewrite <- (Rpower_pow {n}%nat {base}) by lra; f_equal; simpl; lra)"
+    )
+
+
+def rpower_literals(goal: Goal) -> list[Action]:
+    """``Rpower`` of literals as powers arithmetic can compute: ``Rpower 2 3`` becomes
+    ``2 ^ 3`` (an exponent a hypothesis ``y = 2`` fixes is substituted first); and for a goal
+    ``v = n`` whose hypotheses hold ``Rpower A v``, the exponent read off through
+    ``Rpower``'s injectivity (``exp`` is injective, ``ln A > 0``)."""
+    if goal.domain != "R" or "Rpower" not in goal.text:
+        return []
+    fixed = {}
+    for h in goal.hypotheses:
+        m = re.fullmatch(r"([A-Za-z_][\w']*)\s*=\s*(\d+)", h.type.strip())
+        if m:
+            fixed[m.group(1)] = m.group(2)
+    literal: list[str] = []
+    substs: list[str] = []
+    unknown: list[tuple[str, str]] = []
+    for base, exp in dict.fromkeys(_RPOWER.findall(goal.text)):
+        if not re.fullmatch(r"\(?\s*\d+\s*\)?", base) or int(base.strip("() ")) < 1:
+            continue
+        if exp.isdigit():
+            literal.append(_rpower_literal(base, exp))
+        elif exp in fixed:
+            substs.append(exp)
+            literal.append(_rpower_literal(base, fixed[exp]))
+        else:
+            unknown.append((base, exp))
+    prefix = [f"subst {v}" for v in dict.fromkeys(substs)] + literal
+    out: list[Action] = []
+    if prefix:
+        out.append(Action("; ".join(prefix), "rewrite", 0.8))
+    target = re.fullmatch(r"([A-Za-z_][\w']*)\s*=\s*(\d+)", goal.conclusion.strip())
+    for base, exp in unknown:
+        if not target or target.group(1) != exp or int(base.strip("() ")) < 2:
+            continue
+        n = target.group(2)
+        steps = [
+            *prefix,
+            f"assert (HRp0 : Rpower {base} {exp} = Rpower {base} {n}) by "
+            f"({_rpower_literal(base, n)}; nra)",
+            "unfold Rpower in HRp0; apply exp_inv, Rmult_eq_reg_r in HRp0; [lra|]",
+            f"assert (0 < ln {base}) by (rewrite <- ln_1; apply ln_increasing; lra); lra",
+        ]
+        out.append(Action("; ".join(steps), "rewrite", 0.75))
+    return out[:3]
+
+
+def sqrt_equations(goal: Goal) -> list[Action]:
+    """``sqrt E = c`` (either way round) as ``c * c = E`` with ``E`` and ``c`` nonnegative
+    (``sqrt_lem_1``): the three goals are then arithmetic, each closed on its own."""
+    if goal.domain != "R":
+        return []
+    concl = goal.conclusion.strip()
+    if re.match(r"sqrt\b", concl) and "=" in concl and not re.search(r"[<>]", concl):
+        flip = ""
+    elif re.search(r"=\s*sqrt\b", concl) and not re.search(r"[<>]", concl):
+        flip = "symmetry; "
+    else:
+        return []
+    return [
+        Action(f"{flip}apply sqrt_lem_1; nra", "rewrite", 0.8),
+        Action(f"{flip}apply sqrt_lem_1", "rewrite", 0.6),
+    ]
+
+
+def zero_products(goal: Goal) -> list[Action]:
+    """Case analysis on a variable being zero, for an equation in R whose hypotheses are
+    polynomial: ``v = 0`` (substituted, often contradicting a hypothesis) or the goal
+    multiplied through by ``v <> 0`` (``Rmult_eq_reg_l``), where a hypothesis
+    ``v * (...) = 0`` becomes usable by ``nra``."""
+    concl = goal.conclusion.strip()
+    if goal.domain != "R" or not re.search(r"(?<![<>])=", concl) or re.search(r"[<>]", concl):
+        return []
+    polynomial = [
+        h
+        for h in goal.hypotheses
+        if "=" in h.type and re.search(r"\^\s*2|[\w')]\s*\*\s*[A-Za-z_(]", h.type)
+    ]
+    if not polynomial:
+        return []
+    out: list[Action] = []
+    for v in goal.variables[:3]:
+        out.append(
+            Action(
+                f"destruct (Req_dec {v} 0) as [Hz0|Hz0]; "
+                f"[subst {v}; try (exfalso; nra); try nra "
+                f"| apply (Rmult_eq_reg_l {v}); [try nra | exact Hz0]]",
+                "destruct",
+                0.6,
+            )
+        )
+    return out
+
+
+def function_witnesses(goal: Goal) -> list[Action]:
+    """A function asked for by its defining equation: for ``exists g : A -> B,
+    (forall x, g x = E) -> ...``, the witness ``fun x : A => E``."""
+    m = re.match(
+        r"exists\s+([A-Za-z_][\w']*)\s*:\s*([\w]+)\s*->\s*\w+\s*,\s*\(\s*forall\s+"
+        r"([A-Za-z_][\w']*)\s*(?::\s*\w+\s*)?,\s*\1\s+\3\s*=\s*(.+?)\)\s*->",
+        goal.conclusion.strip(),
+        re.S,
+    )
+    if not m or m.group(4).count("(") != m.group(4).count(")"):
+        return []
+    _, dom, x, body = m.groups()
+    return [Action(f"exists (fun {x} : {dom} => {body.strip()})", "witness", 0.85)]
+
+
+def constant_bounds(goal: Goal) -> list[Action]:
+    """What arithmetic must be told about ``PI``: ``0 < PI``, ``3/2 < PI/2`` and
+    ``PI <= 4``, then ``lra`` (or ``nra``)."""
+    if goal.domain not in ("R", "Q") or not re.search(r"\bPI\b", goal.text):
+        return []
+    facts = "pose proof PI_RGT_0; pose proof PI2_3_2; pose proof PI_4"
+    return [Action(f"{facts}; lra", "hint", 0.8), Action(f"{facts}; nra", "hint", 0.5)]
+
+
+def floor_bounds(goal: Goal) -> list[Action]:
+    """Coquelicot's ``floor E`` taken apart into an integer ``n0`` with
+    ``IZR n0 <= E < IZR n0 + 1``; for ``floor E = k``, ``n0 = k`` is then pinned from both
+    sides (``n0 < k + 1`` and ``k < n0 + 1`` through ``lt_IZR``, each by ``lra``)."""
+    if not re.search(r"(?<![\w.])floor\s", goal.conclusion):
+        return []
+    take = (
+        "unfold floor; match goal with |- context [proj1_sig (floor_ex ?e)] => "
+        "destruct (floor_ex e) as [n0 [Hf0 Hf1]] end; simpl"
+    )
+    pin = "apply Z.le_antisymm; apply Z.lt_succ_r, lt_IZR; rewrite ?succ_IZR; lra"
+    out = [Action(take, "destruct", 0.6)]
+    if re.match(r"\(?\s*floor\b.*=", goal.conclusion.strip()):
+        out.insert(0, Action(f"{take}; {pin}", "destruct", 0.8))
+    return out
+
+
 def repairs(node: NodeView, word: str) -> list[Action]:
     """What only a failure calls for: after a decision procedure (``word``) failed on the
     node's goal, case analysis on a remainder, bounded enumeration, and lemmas retrieved by
     the goal's shape."""
-    if node.backend != "coq" or word not in _STUCK or node.goal.head in ("forall", "->"):
+    if node.backend != "coq" or node.goal.head in ("forall", "->"):
         return []
     goal = node.goal
+    if word in ("exists", "eexists"):  # a witness that does not type: a function, maybe
+        return function_witnesses(goal)
+    if word not in _STUCK:
+        return []
     return [
+        *function_witnesses(goal),
+        *sqrt_equations(goal),
+        *rpower_literals(goal),
+        *constant_bounds(goal),
+        *floor_bounds(goal),
         *mod_cases(goal),
         *enumerations(goal),
         *log_laws(goal),
         *completed_squares(goal),
+        *zero_products(goal),
         *stuck_lemmas(goal),
     ]
 

@@ -1,6 +1,8 @@
 """Repairs that only a failure calls for (provers/refine/policy.py ``repairs``, and the goal
 lemma search in provers/refine/search.py): case analysis on a remainder, bounded enumeration
-in nat, the laws of ``ln``, completed squares, and lemmas retrieved by a stuck goal's shape.
+in nat, the laws of ``ln``, completed squares, lemmas retrieved by a stuck goal's shape, a
+variable being zero, a function witness read off its defining equation, ``sqrt E = c`` as
+``c * c = E``, ``Rpower`` of literals and its injectivity, and the bounds of ``PI``.
 
 They are not in the shared action set, so the fixed-order ablation (and the one-shot
 portfolio) cannot reach them: each real-Coq test below proves a small problem with the
@@ -36,6 +38,14 @@ REAL = "x : R\nH : 0 <= x\nH0 : x <= 1\n⊢ x * x <= 1"
 GCD = "a, b : nat\n⊢ Nat.gcd a (a * b) = a"
 QUADRATIC = "x, c : R\nH : 2 * x ^ 2 + 3 * x + c <= 0\n⊢ c <= 9 / 8"
 LOGS = "x, y : R\nH : 0 < x\nH0 : 0 < y\nH1 : ln (x * y) = 2\nH2 : ln (x / y) = 0\n⊢ ln x = 1"
+PRODUCT = "x, y : R\nH : x * y + x = 0\nH0 : x <> 0\n⊢ y = -1"
+LINEAR_EQ = "x, y : R\nH : x + y = 0\nH0 : x - y = 2\n⊢ y = -1"
+FUNCTION = "c : R\n⊢ exists g : R -> R, (forall x : R, g x = x * x + c) -> g 2 = 4 + c"
+ROOT = "x : R\nH : x = 3\n⊢ sqrt (x ^ 2 + 16) = 5"
+RPOWER = "b : R\nH : Rpower 4 b + Rpower 2 3 = 12\n⊢ b = 1"
+RPOWER_FIXED = "x, y : R\nH : x = 5\nH0 : y = 2\n⊢ x ^ 3 - Rpower 2 y = 121"
+CIRCLE = "r : R\nH : 0 < r\n⊢ 0 < PI * r ^ 2"
+FLOOR = "⊢ floor (9 / 160 * 100) = 5%Z"  # Coquelicot's floor
 
 LIA_FAILED = classify_coq("Tactic failure: Cannot find witness.", tactic="lia.")
 BUDGET = SearchConfig(budget_calls=30, budget_seconds=40, automation=False)
@@ -111,14 +121,85 @@ def test_a_quadratic_gets_the_square_it_completes_to_after_nra_fails() -> None:
     assert not [t for t in after_lia(SMALL_BOUND) if "pow2_ge_0" in t]  # nat: no squares
 
 
+def after(text: str, tactic: str, message: str = "No applicable tactic.") -> list[str]:
+    """The follow-ups to ``tactic`` failing with ``message`` on the R goal ``text``."""
+    failure = classify_coq(message, tactic=tactic + ".")
+    node = NodeView("coq", parse_goal(text, "R"), automation=False, tried={tactic})
+    return [a.tactic for a in OfflinePolicy().react(node, Action(tactic, "close"), failure)]
+
+
+def test_a_polynomial_equation_is_split_on_a_variable_being_zero_after_nra_fails() -> None:
+    follow = after(PRODUCT, "nra")
+    cases = [t for t in follow if t.startswith("destruct (Req_dec x 0)")]
+    assert cases and "Rmult_eq_reg_l x" in cases[0], follow
+    assert not [t for t in after(LINEAR_EQ, "nra") if "Req_dec" in t]  # nothing to cancel
+    clash = classify_coq("H is already used.", tactic="intro H.")
+    node = NodeView("coq", parse_goal(PRODUCT, "R"), automation=False)
+    assert not [
+        a
+        for a in OfflinePolicy().react(node, Action("intro H", "intro"), clash)
+        if "Req_dec" in a.tactic
+    ]
+
+
+def test_a_function_asked_for_by_its_equation_is_given_after_a_number_fails() -> None:
+    mismatch = 'The term "2" has type "R" while it is expected to have type "R -> R".'
+    follow = after(FUNCTION, "exists 2", mismatch)
+    assert "exists (fun x : R => x * x + c)" in follow, follow
+    assert not [t for t in after(ROOT, "exists 2", mismatch) if "fun" in t]
+
+
+def test_a_square_root_equation_becomes_a_square_after_lra_fails() -> None:
+    assert "apply sqrt_lem_1; nra" in after(ROOT, "lra")
+    assert not [t for t in after(LINEAR_EQ, "lra") if "sqrt_lem" in t]
+
+
+def test_rpower_of_literals_is_computed_and_inverted_after_lra_fails() -> None:
+    follow = after(RPOWER, "lra")
+    assert any(
+        t.startswith("replace (Rpower 2 3) with (2 ^ 3) in *") and "Rpower 4 1" in t for t in follow
+    ), follow
+    fixed = after(RPOWER_FIXED, "lra")
+    assert any(t.startswith("subst y; replace (Rpower 2 2) with (2 ^ 2)") for t in fixed), fixed
+    assert not [t for t in after(LINEAR_EQ, "lra") if "Rpower" in t]
+
+
+def test_pi_gets_its_bounds_after_lra_fails_on_it_only() -> None:
+    assert any(t.startswith("pose proof PI_RGT_0") for t in after(CIRCLE, "lra"))
+    assert not [t for t in after(REAL, "lra") if "PI" in t]
+
+
+def test_a_floor_is_taken_apart_and_pinned_after_lia_fails_on_it_only() -> None:
+    follow = after_lia(FLOOR)
+    assert any(t.startswith("unfold floor;") and "Z.le_antisymm" in t for t in follow), follow
+    assert not [t for t in after_lia(INT_LINEAR, "Z") if "floor" in t]
+
+
 def test_the_fixed_order_ablation_gets_none_of_these_repairs() -> None:
-    for text, scope in ((SQMOD3, "Z"), (BOUNDED, None), (GCD, None), (LOGS, "R"), (QUADRATIC, "R")):
+    for text, scope in (
+        (SQMOD3, "Z"),
+        (BOUNDED, None),
+        (GCD, None),
+        (LOGS, "R"),
+        (QUADRATIC, "R"),
+        (PRODUCT, "R"),
+        (FUNCTION, "R"),
+        (ROOT, "R"),
+        (RPOWER, "R"),
+        (CIRCLE, "R"),
+        (FLOOR, None),
+    ):
         node = view(text, scope)
         assert FixedOrderPolicy().react(node, Action("lia", "close"), LIA_FAILED) == []
         fixed = {a.tactic for a in FixedOrderPolicy().propose(node)}
         assert not fixed & set(after_lia(text, scope)) - shared(text, scope)
         assert not any(
             "Hbd0" in t or "rm0" in t or "ln_mult" in t or t.startswith(GOAL_LEMMAS) for t in fixed
+        )
+        assert not any(
+            w in t
+            for t in fixed
+            for w in ("Req_dec", "sqrt_lem_1", "Rpower_pow", "PI_RGT_0", "exists (fun", "floor_ex")
         )
 
 
@@ -158,6 +239,23 @@ PROBLEMS = {
     "lemma of the goal's shape": (
         "Theorem g : forall a b : nat, Nat.gcd a (a * b) = a.",
         "Require Import Arith.",
+    ),
+    "a variable is zero or cancels": (
+        "Theorem z : forall a b : R, 6 * a ^ 2 + b = 0 -> b ^ 2 + a * b + b = 0 -> "
+        "2 * a <> b -> a + b = -1.",
+        "Require Import Reals. Open Scope R_scope.",
+    ),
+    "a function witness": (
+        "Theorem w : forall c : R, exists g : R -> R, (forall x, g x = x * x + c) -> g 2 = 4 + c.",
+        "Require Import Reals. Open Scope R_scope.",
+    ),
+    "a square root equation": (
+        "Theorem s : forall x : R, x = 3 -> sqrt (x ^ 2 + 16) = 5.",
+        "Require Import Reals. Open Scope R_scope.",
+    ),
+    "Rpower of literals, inverted": (
+        "Theorem e : forall b : R, Rpower 3 b + Rpower 2 3 = 17 -> b = 2.",
+        "Require Import Reals. Open Scope R_scope.",
     ),
 }
 
