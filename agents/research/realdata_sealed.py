@@ -12,9 +12,9 @@ bundled files) into SQLite as it comes, with its own column names and time colum
 ``YYYY-MM-DD`` text, a ``year`` and ``quarter`` pair, a wide table with a column per month) and
 no cleaning; a data set with one row per person and alternative (``modechoice``) is split into
 the people and their alternatives, linked by a declared foreign key. Each item states a fact
-documented elsewhere (``Fact.source`` says where) as a
-direction, not a value; the comment beside each item says how it was checked on the data as
-shipped (a rank correlation, a rank test, a Mann-Kendall tau, a robust z).
+documented elsewhere (``Fact.source`` says where) as a direction, not a value; the comment
+beside each item says how it was checked on the data as shipped (a rank correlation, a rank
+test, a Mann-Kendall tau, a binary segmentation, a robust z).
 
 R's classic data sets (the ``datasets`` package that ``pydataset`` ships, :data:`RESERVED`)
 are kept for evaluation and are not used here, nor are the data sets of
