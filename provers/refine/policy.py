@@ -13,9 +13,13 @@ Every action a policy may *propose* for a goal comes from :func:`action_set`, sh
 ablation and the one-shot portfolio. What only a failure calls for is not in it: after a
 decision procedure fails on a goal, :func:`repairs` builds from that goal a case analysis on
 a remainder (``a mod m`` split into its ``m`` residues), a bounded enumeration of a nat
-variable, the laws of ``ln`` applied everywhere, the square a quadratic completes to, and a
-``SearchPattern`` for lemmas whose conclusion has the goal's shape (then ``apply``/``rewrite``
-with the best). Those are the search's own reach.
+variable, the laws of ``ln`` applied everywhere, the square a quadratic completes to, a case
+split on a variable being zero (else cancelled from the equation), ``sqrt E = c`` as
+``c * c = E``, ``Rpower`` of literals computed (and inverted for ``v = n``), the bounds of
+``PI``, Coquelicot's ``floor`` taken apart and pinned, a function witness read off its
+defining equation (also after a number failed as the witness), and a ``SearchPattern`` for
+lemmas whose conclusion has the goal's shape (then ``apply``/``rewrite`` with the best).
+Those are the search's own reach.
 """
 
 from __future__ import annotations
@@ -694,8 +698,9 @@ def floor_bounds(goal: Goal) -> list[Action]:
 
 def repairs(node: NodeView, word: str) -> list[Action]:
     """What only a failure calls for: after a decision procedure (``word``) failed on the
-    node's goal, case analysis on a remainder, bounded enumeration, and lemmas retrieved by
-    the goal's shape."""
+    node's goal, the repairs its shape admits (see the module docstring), each built from it;
+    after a witness (``exists``) failed, a function witness for a function asked for by its
+    defining equation."""
     if node.backend != "coq" or node.goal.head in ("forall", "->"):
         return []
     goal = node.goal
