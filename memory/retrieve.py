@@ -11,6 +11,8 @@ Channels (each returns ranked item ids from an index, never a scan):
 - ``spread``: Personalized PageRank over the entity graph (:mod:`~lemmata.memory.graph`),
   personalised on the best hits and on the query's own entities: facts that share a rare
   entity or concept with them, across sessions (what a multi-hop question needs);
+- ``kinds``: for a list question ("What activities does Melanie partake in?"), the facts
+  tagged with the stored concepts nearest its head noun (:mod:`~lemmata.memory.kinds`);
 - ``adjacent``: facts from the turns just before and after a best hit's episodes, in the same
   session (a question's answer often spans a turn and the reply to it);
 - ``recency`` and ``dated``: among the candidates only, newer first, and (for "when"
@@ -39,6 +41,7 @@ import numpy as np
 
 from lemmata.errors import ConfigError
 from lemmata.memory.graph import ENTITY_KINDS, entity_key, spread
+from lemmata.memory.kinds import instances
 from lemmata.memory.rows import unpack
 from lemmata.memory.text import count_tokens, entities, fts_words, terms
 from lemmata.memory.types import Item, Namespace, Retrieval
@@ -60,6 +63,8 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
     # off by default: chosen on LoCoMo's development split with the other settings, the walk
     # did not raise recall (benchmarks/locomo_retrieval.py); switch it on with a weight
     "spread": 0.0,
+    # off by default until chosen with conversations left out (benchmarks/locomo_retrieval.py)
+    "kinds": 0.0,
     "adjacent": 0.4,
     "recency": 0.1,
     "dated": 0.4,
@@ -87,6 +92,12 @@ class RetrievalConfig:
     spread_max_nodes: int = 48
     spread_damping: float = 0.5
     spread_kinds: tuple[str, ...] = ENTITY_KINDS
+    # type-aware expansion (see lemmata.memory.kinds): how many concepts near the head noun,
+    # and how near they must be (cosine)
+    kinds_concepts: int = 32
+    kinds_min_similarity: float = 0.35
+    # keep only what the question's subject said, where it names exactly one speaker
+    kinds_subject: bool = True
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(DEFAULT_WEIGHTS)
@@ -100,6 +111,10 @@ class RetrievalConfig:
             raise ConfigError(f"unknown entity kind(s) {sorted(bad)}: use {list(ENTITY_KINDS)}")
         if not 0.0 < self.spread_damping < 1.0:
             raise ConfigError(f"spread_damping must be in (0, 1), not {self.spread_damping}")
+        if self.kinds_concepts < 1 or not -1.0 <= self.kinds_min_similarity <= 1.0:
+            raise ConfigError(
+                "kinds_concepts must be at least 1 and kinds_min_similarity in [-1, 1]"
+            )
         if self.spread_max_degree < 2 or self.spread_max_nodes < 1:
             raise ConfigError(
                 "spread_max_degree must be at least 2 and spread_max_nodes at least 1"
@@ -193,7 +208,28 @@ def retrieve(
             damping=cfg.spread_damping,
         )
         rankings["spread"] = [i for i, _ in walked[:depth]]
-    reached = {*first, *graph, *rankings["adjacent"], *rankings.get("spread", ())}
+    named = {n.lower() for n in log.speakers_named(ns, names)} if cfg.speaker_boost else set()
+    if cfg.weights.get("kinds", 0.0) > 0:
+        subject = log.speakers_named(ns, names) if cfg.kinds_subject else []
+        rankings["kinds"] = instances(
+            log,
+            index,
+            embedder,
+            ns,
+            query,
+            concepts=cfg.kinds_concepts,
+            min_similarity=cfg.kinds_min_similarity,
+            limit=depth,
+            max_df=max_df,
+            speaker=subject[0] if len(subject) == 1 else None,
+        )
+    reached = {
+        *first,
+        *graph,
+        *rankings["adjacent"],
+        *rankings.get("spread", ()),
+        *rankings.get("kinds", ()),
+    }
     rows = {r["id"]: r for r in log.items(ns, list(reached))}
     subgoals = list(
         dict.fromkeys(rows[s]["subgoal_id"] for s in seeds if s in rows and rows[s]["subgoal_id"])
@@ -222,7 +258,6 @@ def retrieve(
     fused = reciprocal_rank_fusion(
         {n: [i for i in r if i in candidates] for n, r in rankings.items()}, cfg.weights, cfg.rrf_k
     )
-    named = {n.lower() for n in log.speakers_named(ns, names)} if cfg.speaker_boost else set()
     # who said what is looked up only for a query about one speaker, and only for the candidates
     said_by = log.speakers_of(ns, list(fused)) if len(named) == 1 else {}
     for i in fused:

@@ -161,6 +161,56 @@ class SearchQueries:
             scores[r[0]] = scores.get(r[0], 0.0) + weights[r[1]]
         return sorted(scores.items(), key=lambda kv: -kv[1])[:limit]
 
+    def items_of_terms(
+        self, ns: Namespace, terms: Sequence[str], *, max_df: int, max_postings: int = 1000
+    ) -> list[tuple[str, str]]:
+        """(item, term) pairs for the items tagged with ``terms``, the terms taken in the
+        order given. A term on more than ``max_df`` items is left out (it names no instance),
+        and reading stops at ``max_postings`` pairs, so the cost is bounded at any size."""
+        out: list[tuple[str, str]] = []
+        sess = " AND i.session = ?" if ns.session else ""
+        for t in dict.fromkeys(terms):
+            room = max_postings - len(out)
+            if room <= 0:
+                break
+            rows = self._read(
+                "SELECT t.item_id FROM item_terms t JOIN items i ON i.user=t.user AND "
+                "i.agent=t.agent AND i.id=t.item_id WHERE t.user=? AND t.agent=? AND t.term=?"
+                f"{sess} LIMIT ?",
+                [ns.user, ns.agent, t, *([ns.session] if ns.session else []), max_df + 1],
+            )
+            if len(rows) <= min(max_df, room):
+                out += [(r[0], t) for r in rows]
+        return out
+
+    def concept_count(self, ns: Namespace) -> int:
+        """How many of the pair's graph nodes are not people (the concepts that
+        :mod:`~lemmata.memory.kinds` embeds)."""
+        return int(
+            self._read(
+                "SELECT count(*) FROM entities WHERE user=? AND agent=? AND kind != 'person'",
+                [ns.user, ns.agent],
+            )[0][0]
+        )
+
+    def last_concept_rowid(self, ns: Namespace) -> int:
+        """The highest ``entities`` rowid of the pair (0 for none)."""
+        row = self._read(
+            "SELECT max(rowid) FROM entities WHERE user=? AND agent=?", [ns.user, ns.agent]
+        )[0][0]
+        return int(row or 0)
+
+    def concepts_since(self, ns: Namespace, rowid: int) -> list[tuple[int, str]]:
+        """(rowid, name) of the pair's non-person graph nodes stored after ``rowid``."""
+        return [
+            (int(r[0]), str(r[1]))
+            for r in self._read(
+                "SELECT rowid, id FROM entities WHERE rowid > ? AND user=? AND agent=? "
+                "AND kind != 'person' ORDER BY rowid",
+                [rowid, ns.user, ns.agent],
+            )
+        ]
+
     def siblings(self, ns: Namespace, item_ids: Sequence[str], limit: int) -> list[tuple[str, str]]:
         """(sibling, seed) pairs: items that share a source episode with a seed item."""
         return self._hop(

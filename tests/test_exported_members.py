@@ -72,6 +72,7 @@ PACKAGES = [
     "lemmata.memory.search_sql",
     "lemmata.memory.background",
     "lemmata.memory.commit",
+    "lemmata.memory.kinds",
     "lemmata.memory",
     "lemmata.provers",
     "lemmata.provers.coq.files",

@@ -1,0 +1,203 @@
+"""Type-aware expansion: the ``kinds`` retrieval channel, for list questions over instances.
+
+"What activities does Melanie partake in?" asks for instances of a type (pottery, camping,
+swimming), and the question's words do not meet the instances' words, so neither BM25 nor
+the query's embedding (which the whole sentence dominates) reaches them. This channel reads
+the question's *head noun* (:func:`head_phrase`: ``activities``, ``LGBTQ+ events``,
+``musical artists/bands``) and matches it to the memory's own concepts, the stemmed content
+words and names its facts are tagged with (the entity graph's nodes, see
+:mod:`~lemmata.memory.graph`), by their embeddings: the concepts nearest the head noun are
+the type's likely instances (``instruments`` -> violin, piano, clarinet), and the facts
+tagged with them are ranked by how near their nearest such concept is.
+
+Indexed throughout: the concepts' vectors live in the memory's vector index, in a space of
+their own beside the items' (:func:`concept_space`), so a question costs one nearest-neighbour
+query there and one capped posting-list read per concept (``item_terms`` by term), at any
+memory size. New concepts are embedded the first time a retrieval sees them
+(:class:`ConceptVectors`: the entities stored since the last look, by rowid), so the write
+path is unchanged; a process's first look at a memory whose concept vectors are not all
+there embeds the rest once.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from lemmata.embeddings import Embedder
+    from lemmata.memory.index import VectorIndex
+    from lemmata.memory.log import MemoryLog
+    from lemmata.memory.types import Namespace
+
+__all__ = ["ConceptVectors", "concept_space", "head_phrase", "instances", "rank_items"]
+
+_AUX = (
+    "has|have|had|does|do|did|is|are|was|were|can|could|would|will|should|might|may|made|make|makes"
+)
+# "What [kind(s)|type(s)|sort(s) of] <up to four words> <auxiliary>": the words are the type
+_WHAT_NOUN = re.compile(
+    rf"^\s*(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?"
+    rf"((?:[\w+'/&-]+\s+){{1,4}}?)(?:{_AUX})\b",
+    re.IGNORECASE,
+)
+# "What are <Name>'s <words>?": the words after the possessive
+_WHAT_ARE = re.compile(
+    r"^\s*(?:what|which)\s+(?:are|were)\s+[\w-]+'s?\s+([\w+'/&-]+)",
+    re.IGNORECASE,
+)
+# head nouns that name no type whose instances a memory holds
+_NOT_TYPES = frozenset(
+    [
+        "time",
+        "times",
+        "day",
+        "days",
+        "year",
+        "years",
+        "month",
+        "months",
+        "date",
+        "week",
+        "weeks",
+        "way",
+        "ways",
+        "thing",
+        "things",
+        "kind",
+        "kinds",
+        "type",
+        "types",
+        "sort",
+        "sorts",
+        "one",
+        "ones",
+        "reason",
+        "reasons",
+        "something",
+        "anything",
+    ]
+)
+_DETERMINERS = frozenset(["a", "an", "the", "some", "any", "other", "all"])
+
+
+def head_phrase(question: str) -> str | None:
+    """The type a list question asks for (its head noun and the words before it), or None.
+
+    >>> head_phrase("What activities does Melanie partake in?")
+    'activities'
+    >>> head_phrase("What LGBTQ+ events has Caroline participated in?")
+    'LGBTQ+ events'
+    >>> head_phrase("What are Melanie's pets' names?")
+    "pets'"
+    >>> head_phrase("What did Caroline research?") is None
+    True
+    """
+    m = _WHAT_NOUN.match(question)
+    words: list[str] = m.group(1).split() if m else []
+    if not words:
+        m2 = _WHAT_ARE.match(question)
+        if m2:
+            words = m2.group(1).split()[:1]
+    words = [w for w in words if w.lower() not in _DETERMINERS]
+    if not words or words[-1].lower().strip("'") in _NOT_TYPES or words[-1][:1].isupper():
+        return None
+    if re.fullmatch(_AUX, words[0], re.IGNORECASE):
+        return None
+    return " ".join(words)
+
+
+def concept_space(space: tuple[str, str]) -> tuple[str, str]:
+    """The vector index's space for a (user, agent) pair's concepts (an agent name holds no
+    ``\\x1e``, so no pair's items share it)."""
+    return (space[0], f"{space[1]}\x1econcepts")
+
+
+class ConceptVectors:
+    """Keeps a memory's concept vectors in its vector index, embedding new concepts when a
+    retrieval first needs them.
+
+    What has been embedded is remembered per index object and space as the highest
+    ``entities`` rowid seen; a new process checks once whether the index holds as many
+    concepts as the log, and embeds them all again (the embedder's cache makes this cheap)
+    when not.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: weakref.WeakKeyDictionary[object, dict[tuple[str, str], int]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def sync(self, log: MemoryLog, index: VectorIndex, embedder: Embedder, ns: Namespace) -> None:
+        space = concept_space((ns.user, ns.agent))
+        with self._lock:
+            seen = self._seen.setdefault(index, {})
+            last = seen.get(space)
+            if last is None:
+                stored = log.concept_count(ns)
+                last = log.last_concept_rowid(ns) if index.count(space) >= stored else 0
+            new = log.concepts_since(ns, last)
+            if new:
+                names = [name for _, name in new]
+                index.add(space, names, embedder.embed(names), [{"c": 1} for _ in names])
+                last = max(rowid for rowid, _ in new)
+            seen[space] = last
+
+
+_VECTORS = ConceptVectors()
+
+
+def instances(
+    log: MemoryLog,
+    index: VectorIndex,
+    embedder: Embedder,
+    ns: Namespace,
+    question: str,
+    *,
+    concepts: int,
+    min_similarity: float,
+    limit: int,
+    max_df: int,
+    max_postings: int = 1000,
+    vectors: ConceptVectors | None = None,
+    speaker: str | None = None,
+) -> list[str]:
+    """Item ids tagged with the stored concepts nearest the question's head noun, best first
+    (empty for a question that asks for no type). See the module docstring. ``speaker``:
+    only what that person said (the question's subject, where it names one speaker)."""
+    head = head_phrase(question)
+    if head is None:
+        return []
+    (vectors or _VECTORS).sync(log, index, embedder, ns)
+    vec = np.asarray(embedder.embed([head.replace("/", " or ")])[0], np.float32)
+    near = index.query(concept_space((ns.user, ns.agent)), vec[None, :], concepts)[0]
+    scored = [(c, 1.0 - d) for c, d in near if 1.0 - d >= min_similarity]
+    pairs = log.items_of_terms(ns, [c for c, _ in scored], max_df=max_df, max_postings=max_postings)
+    if speaker is not None:
+        said = log.speakers_of(ns, list(dict.fromkeys(i for i, _ in pairs)))
+        who = speaker.lower()
+        pairs = [(i, t) for i, t in pairs if who in {s.lower() for s in said.get(i, ())}]
+    return rank_items(pairs, dict(scored), limit)
+
+
+def rank_items(
+    pairs: Sequence[tuple[str, str]], similarity: dict[str, float], limit: int
+) -> list[str]:
+    """Items ordered by their nearest concept's similarity, then by how many concepts they
+    carry (ties by first appearance).
+
+    >>> rank_items([("a", "x"), ("b", "y"), ("b", "x")], {"x": 0.5, "y": 0.7}, 5)
+    ['b', 'a']
+    """
+    best: dict[str, tuple[float, int]] = {}
+    for item, term in pairs:
+        s = similarity.get(term, 0.0)
+        top, n = best.get(item, (0.0, 0))
+        best[item] = (max(top, s), n + 1)
+    return sorted(best, key=lambda i: (-best[i][0], -best[i][1]))[:limit]
