@@ -91,6 +91,7 @@ DECLINE_EXAMPLES: tuple[str, ...] = (
     "Prove you are not a bot.",
     "What does the Pythagorean theorem say?",
     "Write a limerick about a frog.",
+    "Rephrase this email so it sounds more polite.",
     "Draft a thank-you note to my teacher.",
     "Translate 'thank you very much' into Italian.",
     "Summarise the plot of a famous novel.",
@@ -157,7 +158,8 @@ _KEEP_VERB = re.compile(
     r"\b(?:remember|memori[sz]e|note|jot|save|store|record|log|file|keep|commit)\b", re.I
 )
 _FORGET_VERB = re.compile(
-    r"\b(?:forget|delete|erase|remove|wipe|drop|clear|scrap|purge|discard|get rid of)\b", re.I
+    r"\b(?:forget|delete|erase|remove|wipe|drop|clear|scrap|purge|discard|get rid of|unlearn)\b",
+    re.I,
 )
 _MEMORY_WORD = re.compile(r"\b(?:memory|memories|notes?|on file|in mind)\b", re.I)
 # a statement about the user's own things: "my locker number is 214", "I parked on level 3"

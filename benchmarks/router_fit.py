@@ -2,7 +2,7 @@
 development tasks of ``benchmarks/agent_routing.py``, choose its regularisation by
 leave-one-source-out, and write ``agents/router_weights.json``.
 
-    python benchmarks/agent_routing.py --sources generated,fresh,fresh2 --no-e2e \\
+    python benchmarks/agent_routing.py --sources generated,fresh,fresh2,fresh3 --no-e2e \\
         --no-overhead --json /tmp/dev.json
     python benchmarks/router_fit.py /tmp/dev.json [--write]
 
@@ -10,10 +10,11 @@ The rows of the benchmark's JSON carry each task's text, expected operation and 
 evidence the agent measured (memory's best match, which does not depend on the router). The
 gate is a multinomial logistic model (L2, fitted with scipy's L-BFGS) over
 :meth:`Router.features`, trained on the tasks that reach it (no extractor outside memory
-settles them). For each regularisation strength it is fitted on two sources and the whole
-router (form, gate, readers) is run on the third, scored as the benchmark scores it (route,
-arguments, declined); the strength with the best mean routing is fitted on all three and
-written with ``--write``. Sealed sources (``fresh3``) are refused.
+settles them). For each regularisation strength it is fitted on all sources but one and the
+whole router (form, gate, readers) is run on the one left out, scored as the benchmark scores
+it (route, arguments, declined); the strength with the best mean routing is fitted on all of
+them and written with ``--write``. Rows of a sealed source (``agent_routing.SEALED``) are
+refused.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import agent_routing as bench  # noqa: E402
 
-SOURCES = ("generated", "fresh_dev", "fresh2")
+SOURCES = ("generated", "fresh_dev", "fresh2", "fresh3")
 STRENGTHS = (0.03, 0.1, 0.3, 1.0, 3.0)
 
 
@@ -204,7 +205,7 @@ def main() -> None:
     }
     inside = {o: score(router, [r for r in rows if r["source"] == o])["summary"] for o in SOURCES}
     print(
-        "in-sample (fitted on all three): "
+        "in-sample (fitted on all of them): "
         + "  ".join(
             f"{o} {s['routing']:.3f}/{s['arguments']:.3f}/{s['declined']:.3f}"
             for o, s in inside.items()

@@ -93,8 +93,13 @@ _FILLER = re.compile(
     re.I,
 )
 _LEAD = re.compile(
-    r"^\s*(?:please\s+)?(?:(?:in|on)\s+(?:the\s+)?(?:screenshot|screen|image|page)\s*,?\s*)?",
+    r"^\s*(?:(?:please|pls|plz)\s+)?(?:(?:in|on)\s+(?:the\s+)?(?:screenshot|screen|image|page)\s*,?\s*)?",
     re.I,
+)
+# the words that name the file a path is ("the screenshot is at", "html page at")
+_NAMED_FILE = (
+    r"(?:(?:the\s+|this\s+|my\s+)?(?:html\s+|web\s+)?(?:screenshot|screen\s?shot|screen|image|"
+    r"picture|file|page)\s+(?:is\s+|'s\s+|was\s+)?(?:saved\s+|stored\s+)?)?"
 )
 
 
@@ -102,7 +107,8 @@ def _instruction(text: str, path: str) -> str:
     at = re.escape(path)
     # the words that governed the path go with it: "in the screenshot shot.png", "open page.html and"
     rest = re.sub(
-        rf"\b(?:in|on|of|at|from|inside|within|using)\s+(?:the\s+)?(?:(?:screenshot|screen|image|page|file)\s+)?{at}",
+        rf"(?:\b{_NAMED_FILE})?\b(?:in|on|of|at|from|inside|within|using)\s+(?:the\s+)?"
+        rf"(?:(?:screenshot|screen|image|page|file)\s+)?{at}",
         " ",
         text,
         flags=re.I,
@@ -116,7 +122,7 @@ def _instruction(text: str, path: str) -> str:
     rest = rest.replace(path, " ")
     rest = re.sub(r"\b(?:screenshot|screen shot|image)\s*(?=[,:]|$)", " ", rest, flags=re.I)
     rest = _LEAD.sub("", rest)
-    rest = re.sub(r"\s+", " ", rest).strip(" ,:;.")
+    rest = re.sub(r"[ \t]+", " ", rest).strip(" ,:;.-\n")
     rest = _FILLER.sub("", rest).strip(" ,:;.")
     rest = _ASKING.sub("", rest).strip(" ,:;.?")
     rest = re.sub(r"^(?:where is|locate|find|ground)\s+", "", rest, flags=re.I)
@@ -126,7 +132,7 @@ def _instruction(text: str, path: str) -> str:
 
 # The asking around an element: "show me where the X is", "I need the location of the X"
 _ASKING = re.compile(
-    r"^(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?(?:(?:look(?:\s+at)?|open|check)\s+(?:it\s+)?and\s+)?"
+    r"^(?:(?:please|pls|plz)\s+)?(?:(?:can|could|would)\s+you\s+)?(?:(?:look(?:\s+at)?|open|check)\s+(?:it\s+)?and\s+)?"
     r"(?:(?:show|tell)\s+me\s+where(?:\s+(?:is|are))?|where(?:'s|\s+is|\s+are|\s+can\s+i\s+find)?|"
     r"identify|locate|find|spot|point\s+(?:to|at|out)|highlight|"
     r"(?:i\s+need|give\s+me|what(?:'s|\s+is))\s+the\s+(?:location|position|coordinates|place)\s+of)\s+"
@@ -146,14 +152,18 @@ _FILE_CHORE = re.compile(
 
 
 _POLITE = re.compile(
-    r"^\s*(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|"
-    r"i(?:'d| would)?\s+(?:want|need|like)\s+you\s+to\s+)?(?:please\s+)?",
+    r"^\s*(?:(?:please|pls|plz)\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|"
+    r"i(?:'d| would)?\s+(?:want|need|like)\s+you\s+to\s+)?(?:(?:please|pls|plz)\s+)?",
     re.I,
 )
+# a field label before the instruction ("instruction: the Bold button")
+_LABEL = re.compile(r"^(?:instruction|task|target|element|goal|action|query)\s*:\s*", re.I)
 # a sentence that only says where the screenshot is ("I attached it.", "Here is the image.")
 _ABOUT_FILE = re.compile(
     r"^(?:i(?:'ve| have)?\s+(?:attached|uploaded|added|took|sent)|here(?:'s| is)|this is|see|"
-    r"(?:the\s+)?(?:screenshot|image|picture|file)\s+is)\b[^.?!]*$",
+    r"(?:the\s+)?(?:screenshot|image|picture|file)\s+is|"
+    r"(?:[\w']+\s+){1,3}(?:sent|gave|shared|forwarded|attached|uploaded)\s+(?:me\s+|us\s+)?"
+    r"(?:this|the|a|that)\b)[^.?!]*$",
     re.I,
 )
 _TYPED = re.compile(
@@ -174,8 +184,16 @@ _ASIDE = re.compile(
 )
 # a leading clause of the person's situation: "I'm looking at it and can't find ...", "I can't see"
 _SEARCHING = re.compile(
-    r"^(?:i(?:'m| am)\s+\w+ing\b[^,.]*?\s+(?:and|but)\s+)?(?:i\s+)?"
-    r"(?:can(?:'t|not| not)|could(?:n't| not)|do(?:n't| not))\s+(?:find|see|locate|spot)\s+",
+    r"^(?:i(?:'m| am)\s+\w+ing\b[^,.]*?\s+(?:and|but)\s+)?(?:(?:i|she|he|they|we|my\s+\w+)\s+)?"
+    r"(?:can(?:'t|not| not)|cant|could(?:n't| not)|couldnt|do(?:n't| not)|dont|does(?:n't| not)|doesnt)"
+    r"\s+(?:find|see|locate|spot)\s+",
+    re.I,
+)
+# what asks for the target: a request to find or act, or the person saying what they cannot find
+_REQUEST = re.compile(
+    r"^(?:(?:please|pls|plz)\s+)?(?:(?:can|could|would|will)\s+you|where|find|locate|identify|spot|"
+    r"point|show\s+me|highlight|click|tap|press|hit|select|choose|open|type|enter|write|fill|tick|"
+    r"check|toggle)\b",
     re.I,
 )
 # the verb of a click-like action that the grounder's reader (lemmata.gui.instruction) does not
@@ -196,13 +214,23 @@ def _tidy(instruction: str) -> str:
     you", "I can't find", "tick") and the asides after it ("please", "and nothing else", "by
     clicking it")."""
     text = re.sub(r"\s+([.!?,])", r"\1", instruction)
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text) if s.strip(" .!?")]
-    kept = [s for s in sentences if not _ABOUT_FILE.match(s.strip(" .!?"))] or sentences
+    # what a removed path left: ",," or ". ," between clauses
+    text = re.sub(r"(?:,\s*)+,", ",", text)
+    text = re.sub(r"([.!?])\s*,", r"\1", text)
+    sentences = [_clauses(s) for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip(" .!?,")]
+    kept = [s for s in sentences if not _ABOUT_FILE.match(s.strip(" .!?,"))] or sentences
     kept = kept[:1] + [s for s in kept[1:] if not _ASIDE.match(s.strip())]
+    # context first, the request after it ("We're testing the flow. Can you find Skip?"): the
+    # sentence that asks is the instruction
+    if len(kept) > 1 and not _asks(kept[0]):
+        asking = [s for s in kept if _asks(s)][:1]
+        # the asking is read off it as off a first sentence
+        kept = [_ASKING.sub("", _POLITE.sub("", asking[0]).strip(" ,"))] if asking else kept
     rest = " ".join(kept)
     for _ in range(3):  # the clauses come in any order: "please, could you tick ..."
         before = rest
         rest = _POLITE.sub("", rest).strip(" ,")
+        rest = _LABEL.sub("", rest)
         rest = re.sub(r"^(?:this|the)\s+instruction\s*:?\s*", "", rest, flags=re.I)
         rest = _SEARCHING.sub("", rest)
         rest = _CLICK_VERB.sub("", rest)
@@ -212,10 +240,39 @@ def _tidy(instruction: str) -> str:
     return rest.strip(" ,:;.?") or instruction
 
 
+def _asks(sentence: str) -> bool:
+    s = _LABEL.sub("", sentence.strip(" ,"))
+    return bool(_REQUEST.match(s) or _SEARCHING.match(s) or _LABEL.match(sentence.strip(" ,")))
+
+
+def _clauses(sentence: str) -> str:
+    """``sentence`` without the clauses that only say where the file came from ("My grandma
+    sent me this screenshot, ...") or that a removed path left empty."""
+    parts = [p for p in re.split(r",\s*", sentence) if p.strip(" .!?")]
+    kept = [p for p in parts if not _ABOUT_FILE.match(p.strip(" .!?"))]
+    return ", ".join(kept) if kept else sentence
+
+
+# "fill the search box with wireless headphones", "in the new task box write: Buy batteries"
+_TYPED_MORE = (
+    re.compile(r"^fill(?:\s+in|\s+out)?\s+(?P<target>.+?)\s+with\s+(?P<text>.+)$", re.I),
+    re.compile(
+        r"^(?:in|into|inside)\s+(?P<target>.+?)\s*,?\s+(?:type|write|enter|put|input)\s*:?\s+"
+        r"(?P<text>.+)$",
+        re.I,
+    ),
+)
+
+
 def _typed(instruction: str) -> dict[str, Any] | None:
     """``type X into Y`` with X unquoted: what it types and where ("Enter 42 in the age
     field", "type my username, kmorales, into the login box")."""
     m = _TYPED.match(instruction)
+    if not m:
+        for form in _TYPED_MORE:
+            m = form.match(instruction)
+            if m:
+                break
     if not m:
         return None
     typed = m["text"].strip(" ,")

@@ -147,12 +147,16 @@ class ReasonOutput(BaseModel):
 
 _ID = re.compile(r"\b(?:ep|fact|proc|item)_[0-9a-f]{8,32}\b")
 _REMEMBER = re.compile(
-    r"^\s*(?:please\s+)?(?:(?:could|can|would|will)\s+you\s+(?:please\s+)?)?"
-    r"(?:(?:i(?:'d|\s+would)?\s+(?:want|need|like)\s+you\s+to\s+)?(?:remember|memori[sz]e|keep in mind|"
-    r"don'?t forget)\b(?:\s+(?:that|this))?|(?:make\s+a\s+)?note\b(?:\s+(?:that|this|down))?\s*(?=that\b|:|-)|"
-    r"(?:note|jot)\s+(?:that|down)\b|(?:store|save|record|log)\b(?:\s+(?:this|that))?(?:\s+for\s+later)?\s*(?=:)|"
+    r"^\s*(?:(?:please|pls|plz)\s+(?:to\s+)?)?(?:(?:(?:could|can|would|will)\s+you|you\s+(?:can|could))\s+"
+    r"(?:please\s+)?)?(?:(?:i(?:'d|\s+would)?\s+(?:want|need|like)\s+you\s+to\s+)?(?:remember|memori[sz]e|"
+    r"keep in mind|file\s+away|don'?t\s+(?:let\s+me\s+)?forget(?!\s+to\b))\b(?:\s+for\s+me)?"
+    r"(?:\s+(?:that|this))?|(?:make\s+a\s+)?note\b(?:\s+(?:that|this|down))?\s*(?=that\b|:|-)|"
+    r"(?:note|jot)\s+(?:that|down)\b|"
+    r"(?:store|save|record|log)\b(?:\s+(?:this|that))?(?:\s+for\s+later)?\s*(?=:)|"
     r"(?:store|save|record|remember|note)\s+the\s+fact\s+that\b|"
-    r"(?:store|save|record|log)\s+(?:in|to)\s+(?:your\s+)?memory\b(?:\s+that)?|"
+    r"(?:store|save|record|log|add)\s+(?:(?:this|that|it)\s+)?(?:in|to)\s+(?:your\s+)?memory\b(?:\s+that)?|"
+    r"(?:make|keep|take)\s+a\s+note\s+(?:that|of)\b|"
+    r"i(?:'d|\s+would)?\s+(?:want|like)\s+(?:this|that|it)\s+(?:saved|stored|noted|remembered|kept)\s*(?=:)|"
     r"for (?:future reference|the record|your records|later)\b|heads[\s-]up\b|just so you know\b)"
     r"\s*(?:that\b)?\s*[:,-]?\s*(?P<text>.+?)\s*$",
     re.I | re.S,
@@ -161,7 +165,8 @@ _REMEMBER = re.compile(
 _REMEMBER_AFTER = re.compile(
     r"^\s*(?:(?:fyi|heads[\s-]up|btw)[:,]?\s+)?(?P<text>.+?)\s*[.,;!-]*\s*(?:please\s+)?(?:remember|"
     r"memori[sz]e|note|keep|store|save|log|file)\s+(?:that|this|it)(?:\s+(?:on file|in(?:\s+your)?\s+"
-    r"(?:memory|mind)|for (?:me|later)|down))*[\s.!?]*(?:thanks!?)?\s*$",
+    r"(?:memory|mind)|for (?:me|later|next time|the future|future reference)|going forward|down))*"
+    r"[\s.!?]*(?:thanks!?)?\s*$",
     re.I | re.S,
 )
 # Greetings before a request: "Hey! Remember that ...", "OK so, note that ..."
@@ -174,7 +179,7 @@ _RECALL = re.compile(
 _FORGET = re.compile(
     r"^\s*(?:please\s+)?(?:(?:could|can|would)\s+you\s+(?:please\s+)?)?"
     r"(?:forget\b(?:\s+(?:what|everything)\s+(?:i (?:said|told you)|you know)\s+about)?|"
-    r"(?:stop|quit)\s+remembering\b|"
+    r"(?:stop|quit)\s+remembering\b|unlearn\b|"
     r"(?:delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|purge|get\s+rid\s+of|discard)\b"
     r"(?=.*\b(?:from|in)\s+(?:your\s+|my\s+|the\s+)?memory\b|"
     r".*\b(?:note|notes|fact|facts|episode|memory|memories)\b|.*\b(?:ep|fact|proc|item)_[0-9a-f]{8}|"
@@ -197,13 +202,14 @@ _FORGET_TAIL = re.compile(
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s+-\s+|\s+—\s+")
 # The verbs that ask memory for something, as users mistype them ("remeber", "forgett").
-_CUES = ("remember", "forget", "memorize", "memorise", "delete")
+_CUES = ("remember", "forget", "memorize", "memorise", "delete", "unlearn")
 _NOT_TYPOS = {"forgot", "remembers", "forgets", "deleted", "deletes", "memorised", "memorized"}
 
 
 def cue_words(text: str) -> str:
     """``text`` with near misses of memory's request verbs spelled right (one edit or swap away,
-    words of five letters or more), so that one reader serves typed requests."""
+    words of five letters or more; two letters dropped from a long verb that starts right, as in
+    "rember"), so that one reader serves typed requests."""
     from rapidfuzz.distance import OSA
 
     def fix(m: re.Match[str]) -> str:
@@ -212,7 +218,15 @@ def cue_words(text: str) -> str:
         if len(low) < 5 or low in _CUES or low in _NOT_TYPOS:
             return word
         for cue in _CUES:
-            if abs(len(cue) - len(low)) <= 1 and OSA.distance(low, cue) <= 1:
+            near = abs(len(cue) - len(low)) <= 1 and OSA.distance(low, cue) <= 1
+            # a long verb typed with two letters missing ("rember"), its start intact
+            dropped = (
+                len(cue) >= 8
+                and len(cue) - len(low) == 2
+                and low[:3] == cue[:3]
+                and OSA.distance(low, cue) == 2
+            )
+            if near or dropped:
                 return cue if word.islower() else cue.capitalize()
         return word
 
@@ -229,14 +243,20 @@ def _extract_remember(text: str) -> dict[str, Any] | None:
     if (
         m
         and body.endswith("?")
-        and not re.match(r"^\s*(?:could|can|would|will)\s+you\b", body, re.I)
+        and not re.match(
+            r"^\s*(?:(?:could|can|would|will)\s+you|you\s+(?:can|could))\b", body, re.I
+        )
     ):
         return None
-    if not m:
-        m = _REMEMBER_AFTER.match(body)
+    if m and _reminiscing(m["text"], body):
+        return None
+    after = None if m else _REMEMBER_AFTER.match(body)
+    m = m or after
     if not m:
         return None
     said = m["text"].strip().rstrip("?").strip()
+    if after:  # "..., remember that": what "that" stands for is the sentence before
+        said = _referent(said)
     tail = _REMEMBER_AFTER.match(said)  # "heads up: ... keep that on file"
     if tail and tail["text"].strip():
         said = tail["text"].strip()
@@ -251,6 +271,31 @@ def _extract_remember(text: str) -> dict[str, Any] | None:
     if not said or said.lower() in _NOT_A_TOPIC or re.match(r"^(?:to|a|an)\b", said, re.I):
         return None
     return {"text": said}
+
+
+# "remember when/how ...": a memory shared, not one to keep
+_RECALLING = re.compile(r"(?:when|how|where|what|who|why|the\s+(?:time|day|night))\b", re.I)
+# a sentence end ("Dr. Okafor" and "Ms. Alvarez" are not one)
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)]{3}[.!?])\s+|(?<=[!?])\s+")
+_BACK_REFERENCE = re.compile(r"^(?:it|its|it's|she|he|they|this|that|which|and|but|also)\b", re.I)
+
+
+def _reminiscing(said: str, body: str) -> bool:
+    """Whether "remember ..." shares a memory rather than asks to keep one ("remember when we
+    went to Rome? great times")."""
+    return "?" in body and bool(_RECALLING.match(said.strip()))
+
+
+def _referent(said: str) -> str:
+    """The sentence a trailing "remember that" stands for: the last one before it, with the
+    one before that when the last leans on it ("My flight is BA123. It lands at 6.")."""
+    sentences = [x for x in _SENTENCE_END.split(said.strip()) if x.strip(" .!?,")]
+    if len(sentences) < 2:
+        return said
+    keep = sentences[-1:]
+    if _BACK_REFERENCE.match(_CHATTER.sub("", keep[0]).strip()):
+        keep = sentences[-2:]
+    return " ".join(keep)
 
 
 # Words that ask to keep something, and the short clauses made of them ("keep that somewhere",
@@ -277,11 +322,12 @@ _KEEP_TAIL = re.compile(
 # Words around a fact that are not part of it: "it's important", "quick one", "can you"
 _ASIDE = re.compile(
     r"^(?:(?:it'?s|this\s+is)\s+(?:important|urgent)|quick\s+one|(?:can|could|would|will)\s+you|"
-    r"(?:for\s+)?(?:me|later|future\s+reference|the\s+record))$",
+    r"(?:for\s+)?(?:me|later|future\s+reference|the\s+record|next\s+time)|"
+    r"(?:the\s+)?(?:important|key|main|relevant|crucial|short)\s+(?:bit|part|thing|point|version))$",
     re.I,
 )
 _CHATTER = re.compile(
-    r"^\s*(?:(?:hey|hi|hello|ok(?:ay)?|so|also|oh|and|btw|fyi|pls|please|quick\s+one|"
+    r"^\s*(?:(?:hey|hi|hello|ok(?:ay)?|so|also|oh|and|anyway|anyhow|btw|fyi|pls|please|quick\s+one|"
     r"heads[\s-]up|just\s+so\s+you\s+know)\b[\s!,.:-]*)+",
     re.I,
 )
@@ -316,7 +362,14 @@ def _read_remember(text: str) -> dict[str, Any] | None:
     """What to keep, read loosely (the task is known to ask for it): the clauses that are not
     the asking to keep ("fyi my passport expires in March, keep that somewhere", "Log this for
     me: I ran 12 km"), or the statement itself ("my locker number is 214")."""
-    said = _kept(cue_words(text))
+    body = cue_words(text).strip()
+    asked = _REMEMBER.match(_INTERJECTION.sub("", body))
+    if asked and _reminiscing(asked["text"], body):
+        return None
+    after = _REMEMBER_AFTER.match(body)
+    if after:  # "..., keep that": what "that" stands for is the sentence before
+        body = _referent(after["text"])
+    said = _kept(body)
     return {"text": said} if said else None
 
 
@@ -335,13 +388,32 @@ def _extract_forget(text: str) -> dict[str, Any] | None:
             break
     if not m:
         return None
-    ids = _ID.findall(text)
+    ids = _ID.findall(text) or _named_ids(text)
     if ids:
         return {"ids": ids}
     about = _subject(m["text"])
     if not about or re.match(r"^my\s+account\b", about, re.I):
         return None
     return {"about": about}
+
+
+# ids named as such, in whatever form a store printed them: "items 4f2a91 and 7c0d3e",
+# "episode ep-1042" (letters and digits both, so that "the notes from 2023" names none)
+_NAMED_IDS = re.compile(
+    r"\b(?:items?|ids?|episodes?|facts?|entr(?:y|ies)|records?)\s*:?\s*#?"
+    r"(?P<ids>[\w-]+(?:\s*(?:,|and|&)\s*#?[\w-]+)*)",
+    re.I,
+)
+
+
+def _named_ids(text: str) -> list[str]:
+    out: list[str] = []
+    for m in _NAMED_IDS.finditer(text):
+        tokens = re.split(r"\s*(?:,|\band\b|&)\s*#?", m["ids"])
+        ids = [t for t in tokens if re.search(r"\d", t) and re.search(r"[a-z]", t, re.I)]
+        if ids and len(ids) == len(tokens) and all(len(t) >= 4 for t in ids):
+            out += ids
+    return out
 
 
 def _subject(said: str) -> str | None:
@@ -361,7 +433,8 @@ def _subject(said: str) -> str | None:
     about = re.sub(r"^(?:that|about)\s+(?=\S+\s)", "", about, flags=re.I)
     # "..., it's public now": the reason after the topic is not part of it
     about = re.split(
-        r",\s*(?=(?:it'?s|it is|since|because|as|that'?s|they'?re|i'?ve|we'?ve|he|she|they|we|i|"
+        r",\s*(?=(?:it'?s|it\s+(?:is|was|has|had|turned|got|changed|ended|moved)|since|because|as|"
+        r"that'?s|that\s+(?:was|is)|they'?re|i'?ve|we'?ve|he|she|they|we|i|turns\s+out|"
         r"never\s?mind|so)\b)",
         about,
         maxsplit=1,
@@ -376,9 +449,11 @@ def _subject(said: str) -> str | None:
 
 _FORGET_ANY = re.compile(
     r"\b(?:forget|delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|purge|get\s+rid\s+of|"
-    r"discard|stop\s+remembering)\b\s*(?P<rest>.*)$",
+    r"discard|stop\s+remembering|unlearn)\b\s*(?P<rest>.*)$",
     re.I | re.S,
 )
+# a forget verb that asks the opposite: "don't let me forget: ...", "never forget that ..."
+_NEGATED = re.compile(r"\b(?:don'?t|do\s+not|never|not)\s+(?:let\s+(?:me|us)\s+)?$", re.I)
 _NO_NEED = re.compile(
     r"^(?:(?:there'?s\s+)?no\s+need\s+to|you\s+(?:don'?t|do\s+not)\s+need\s+to|"
     r"(?:you\s+)?(?:can|may)\s+stop)\s+(?:keep(?:ing)?|remember(?:ing)?|stor(?:e|ing)|know(?:ing)?)\s+",
@@ -396,7 +471,7 @@ def _read_forget(text: str) -> dict[str, Any] | None:
     clauses = [c for c in clauses if c]
     for i, clause in enumerate(clauses):
         m = _FORGET_ANY.search(clause)
-        if not m:
+        if not m or _NEGATED.search(clause[: m.start()]):
             continue
         about = _subject(m["rest"])
         if about:

@@ -133,7 +133,9 @@ def _hint(r: VerifyResult) -> str:
 
 def _extract_check(text: str) -> dict[str, Any] | None:
     found = coq_from_text(text) or lean_from_text(text)
-    return found if found and found.get("proof") else None
+    if found and found.get("proof") and not _asks_repair(text, found):
+        return found
+    return None
 
 
 def _extract_prove(text: str) -> dict[str, Any] | None:
@@ -141,10 +143,28 @@ def _extract_prove(text: str) -> dict[str, Any] | None:
     if found:
         return found
     found = coq_from_text(text) or lean_from_text(text)
-    if found is None or found.get("proof"):
-        return None  # a statement with its proof is a task for provers_check
+    if found is None:
+        return None
+    if found.get("proof"):
+        if not _asks_repair(text, found):
+            return None  # a statement with its proof is a task for provers_check
+        return {**found, "method": "refine"}  # the proof is the draft refine repairs
     found["method"] = _method_named(text) or "refine"
     return found
+
+
+_REPAIR = re.compile(r"\b(?:repair|fix|patch|mend|refine|salvage|rescue)\b", re.I)
+
+
+def _asks_repair(text: str, found: dict[str, Any]) -> bool:
+    """Whether the words around a statement and its proof ask for the proof to be repaired
+    ("my draft doesn't work, can you repair it?"), not checked; the statement and the proof
+    themselves are not read (a lemma may be named plus_fix, a proof may use fix)."""
+    prose = text
+    for part in (found.get("statement"), found.get("proof"), found.get("header")):
+        if part:
+            prose = prose.replace(part, " ")
+    return bool(_REPAIR.search(prose))
 
 
 def _method_named(text: str) -> str | None:

@@ -44,7 +44,14 @@ _HEADER_SENTENCE = re.compile(
     r"Set\s+Implicit\s+Arguments\.(?=\s|$)"
 )
 _BARE_TAIL = re.compile(
-    r"(?:\s+(?:in|with|using)\s+(?:coq|rocq)\b.*|\s*,?\s*please\b.*|\s*\?.*|\s*\.\s*)$", re.I | re.S
+    r"(?:\s*,?\s+(?:in|with|using)\s+(?:coq|rocq)\b.*|\s*,?\s*please\b.*|\s*\?.*|\s*\.\s*|"
+    r"\s*,?\s+(?:holds|is\s+(?:true|valid|provable))\b.*|\s*,)$",
+    re.I | re.S,
+)
+# a quantifier over typed binders, as Gallina writes it: "forall b : bool,", "exists (n : nat),"
+_TYPED_BINDERS = re.compile(
+    r"(?<![\w'])(?:forall|exists)\s+(?:\(\s*[A-Za-z_][\w' ]*:[^(),]+\)\s*)+,|"
+    r"(?<![\w'])(?:forall|exists)\s+[A-Za-z_][\w' ]*:[^(),]+,"
 )
 
 
@@ -53,10 +60,15 @@ def _bare_statement(text: str) -> str | None:
     after a colon: the text from its first word to the end, without the request's tail."""
     m = re.search(r"(?<![\w'])(?:forall|exists)\s", text)
     if m:
-        body = text[m.start() :]
+        start = m.start()
+        # "~ (exists n : nat, S n = 0)": the negation and its parenthesis belong to it
+        lead = re.search(r"(?:~|¬)?\s*(?:\(\s*)+$", text[:start])
+        if lead:
+            start = lead.start()
+        body = text[start:]
         for _ in range(3):
             body = _BARE_TAIL.sub("", body).strip()
-        return body or None
+        return body if body and body.count("(") == body.count(")") else None
     _, _, tail = text.partition(":")
     body = re.sub(
         r"^(?:please\s+)?(?:prove|show|check|verify)\s+(?:that\s+)?",
@@ -70,7 +82,8 @@ def _bare_statement(text: str) -> str | None:
 
 def coq_from_text(text: str) -> dict[str, Any] | None:
     """A Coq statement (``Theorem t : ... .``, or a bare ``forall ...`` when the text names
-    Coq) and the proof after it, if any (a proof that ends in ``Admitted.`` is no proof)."""
+    Coq or quantifies over typed binders as Gallina does, ``forall b : bool, ...``) and the
+    proof after it, if any (a proof that ends in ``Admitted.`` is no proof)."""
     m = _COQ_STATEMENT.search(text)
     if m and not _LEAN_WORDS.search(text[: m.start()]):
         out: dict[str, Any] = {"statement": m["stmt"].strip(), "backend": "coq"}
@@ -80,7 +93,8 @@ def coq_from_text(text: str) -> dict[str, Any] | None:
         if header:
             out["header"] = "\n".join(" ".join(h.split()) for h in header)
         return out
-    if not _COQ_WORDS.search(text):
+    gallina = _TYPED_BINDERS.search(text) and not _LEAN_WORDS.search(text)
+    if not (_COQ_WORDS.search(text) or gallina):
         return None
     stmt = _bare_statement(text)
     return {"statement": f"Theorem goal : {stmt}.", "backend": "coq"} if stmt else None

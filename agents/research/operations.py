@@ -48,6 +48,19 @@ _FOLDER = re.compile(
     r"(?P<path>(?=[\w.~-]*[/._\d])[\w./~-]+/?)",
     re.I,
 )
+# a path named as a folder after it, or described by its files: "the metrics/ folder",
+# "data/energy (CSV files)"
+_PATH_THEN_FOLDER = re.compile(
+    r"(?<![\w/:.])(?P<path>~?[\w.-]+(?:/[\w.-]+)*/|~?[\w.-]*(?:/[\w.-]+)+/?)\s*"
+    r"(?:folder|directory|dir\b|\(\s*(?:csvs?|parquet|data|tsv)(?:\s+(?:files?|dumps?|tables?|exports?))?\s*\))",
+    re.I,
+)
+# what says a folder holds data to study, not files to open or move
+_DATA_WORDS = re.compile(
+    r"\b(?:data|csvs?|parquet|tables?|data\s?sets?|insights?|trends?|findings|patterns?|"
+    r"analy[sz]e|analysis|explore|statistics|outliers?)\b",
+    re.I,
+)
 _FILES_UNDER = re.compile(
     r"\b(?:csvs?|parquets?|data|data\s?sets?|files|tables|spreadsheets)\b[^.?!]{0,30}?\s(?:in|under|at|from|inside)\s+"
     r"(?P<path>[\w.~-]*/[\w./~-]*)",
@@ -68,7 +81,12 @@ _ENTITY = re.compile(
 def _extract(text: str) -> dict[str, Any] | None:
     if _CHORE.match(text):
         return None
-    m = _SOURCE.search(text) or _FOLDER.search(text) or _FILES_UNDER.search(text)
+    m = (
+        _SOURCE.search(text)
+        or _FOLDER.search(text)
+        or _FILES_UNDER.search(text)
+        or (_PATH_THEN_FOLDER.search(text) if _DATA_WORDS.search(text) else None)
+    )
     if not m:
         return None
     path = m["path"].rstrip(".,;:?!") or m["path"]

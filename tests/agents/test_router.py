@@ -134,7 +134,7 @@ def test_empty_task(router) -> None:
         ),
         # a folder of data files named only by its path
         (
-            "Explore metrics/2024 (parquet dumps) please",
+            "Explore metrics/2024 please and report back",
             "research_research",
             {"source": "metrics/2024"},
         ),
@@ -261,6 +261,100 @@ def test_words_about_memory_in_requests_no_operation_serves(router, text) -> Non
     assert router.route(text, evidence=0.1).declined
 
 
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # a long verb with two letters dropped
+        ("rember my gym locker is 112", "memory_remember", {"text": "my gym locker is 112"}),
+        # "remember that" stands for the sentence before it, not the context before that
+        (
+            "We moved offices last week. The new address is 4 Elm Street. Keep that in mind.",
+            "memory_remember",
+            {"text": "The new address is 4 Elm Street"},
+        ),
+        # ... with the sentence before that when the last one leans on it
+        (
+            "My flight is BA123. It lands at 6. Remember that.",
+            "memory_remember",
+            {"text": "My flight is BA123. It lands at 6"},
+        ),
+        # a negated "forget" asks to keep
+        (
+            "Don't let me forget: the passport photos are in the blue folder.",
+            "memory_remember",
+            {"text": "the passport photos are in the blue folder."},
+        ),
+        ("please to remember, the dentist is Dr. Lee", "memory_remember", {}),
+        # ids as the store printed them, without the usual prefix
+        (
+            "remove entries a91f3c and b20e7d from memory",
+            "memory_forget",
+            {"ids": ["a91f3c", "b20e7d"]},
+        ),
+        ("Could you unlearn my old gym code?", "memory_forget", {"about": "my old gym code"}),
+        # the reason after the subject is not the subject
+        (
+            "forget that I live in Leeds, it was only for a year",
+            "memory_forget",
+            {"about": "I live in Leeds"},
+        ),
+    ],
+)
+def test_memory_requests_read_by_memorys_own_readers(router, text, operation, args) -> None:
+    route = router.route(text, evidence=0.2)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
+def test_remembering_together_is_not_a_request_to_keep(router) -> None:
+    route = router.route("remember when we went camping in the rain? what a trip", evidence=0.2)
+    assert route.operation != "memory_remember", route.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # Gallina's typed binders say Coq without the word
+        (
+            "Prove: forall n : nat, n * 1 = n",
+            "provers_prove",
+            {"statement": "Theorem goal : forall n : nat, n * 1 = n.", "backend": "coq"},
+        ),
+        # a negated quantifier in parentheses, and "holds" after it
+        (
+            "Show that ~ (exists n : nat, n + 1 = 0) holds, in Coq.",
+            "provers_prove",
+            {"statement": "Theorem goal : ~ (exists n : nat, n + 1 = 0)."},
+        ),
+        # a proof given with a request to repair it is a draft for refine, not a check
+        (
+            "This does not go through, please fix it: Lemma l : forall n : nat, n + 0 = n. "
+            "Proof. reflexivity. Qed.",
+            "provers_prove",
+            {"method": "refine", "proof": "Proof. reflexivity. Qed."},
+        ),
+        # a lemma whose name says fix is still only checked
+        (
+            "Check Lemma plus_fix : 1 + 1 = 2. Proof. reflexivity. Qed.",
+            "provers_check",
+            {"statement": "Lemma plus_fix : 1 + 1 = 2."},
+        ),
+        # a folder named before the word folder, or by its files
+        (
+            "write up the main findings in the exports/ folder (csv files)",
+            "research_research",
+            {"source": "exports/"},
+        ),
+    ],
+)
+def test_proving_and_research_tasks_in_more_forms(router, text, operation, args) -> None:
+    route = router.route(text)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
 def test_the_memory_gate_is_fitted_and_reports_its_left_out_figures() -> None:
     from lemmata.agents.router import GATE_CLASSES, Gate
 
@@ -268,7 +362,7 @@ def test_the_memory_gate_is_fitted_and_reports_its_left_out_figures() -> None:
     assert gate.classes == GATE_CLASSES
     assert gate.weights.shape == (len(GATE_CLASSES), len(gate.features))
     left_out = gate.meta["left_out"]
-    assert set(left_out) == {"generated", "fresh_dev", "fresh2"}
+    assert set(left_out) == {"generated", "fresh_dev", "fresh2", "fresh3"}
     p = gate.probabilities({})
     assert abs(sum(p.values()) - 1) < 1e-9
 

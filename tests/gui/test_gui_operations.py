@@ -91,6 +91,59 @@ def test_the_target_words_are_kept(op: str, text: str, instruction: str) -> None
     assert got is not None and got["instruction"] == instruction, got
 
 
+@pytest.mark.parametrize(
+    ("op", "text", "want"),
+    [
+        # context first, the request in a later sentence; the words naming the file go with
+        # its path
+        (
+            "gui_ground",
+            "Our testers never notice the help link. The screenshot is at qa/step3.png, "
+            "could you locate the Get support link?",
+            {"image": "qa/step3.png", "instruction": "Get support link"},
+        ),
+        # a clause that says where the screenshot came from; another person cannot find it
+        (
+            "gui_ground",
+            "My dad forwarded me this image, dad_phone.png, he cant find the flashlight toggle. "
+            "Where is it?",
+            {"image": "dad_phone.png", "instruction": "the flashlight toggle"},
+        ),
+        # labelled fields, one per line
+        (
+            "gui_ground",
+            "image: shots/calendar.png\ninstruction: the Today button",
+            {"image": "shots/calendar.png", "instruction": "the Today button"},
+        ),
+        ("gui_ground", "pls find the trash icon in inbox.png", {"instruction": "trash icon"}),
+        # the page named as a page before its path
+        (
+            "gui_act",
+            "web page at ./site/contact.html - press Send",
+            {"page": "./site/contact.html", "instruction": "press Send"},
+        ),
+        # text to type, unquoted, after "fill ... with" or after the target
+        (
+            "gui_act",
+            "fill the city field on forms/address.html with Lisbon",
+            {"instruction": "city field", "action": "type", "text": "Lisbon"},
+        ),
+        (
+            "gui_act",
+            "Open notes.html and in the title box type: Groceries for Sunday",
+            {"instruction": "title box", "action": "type", "text": "Groceries for Sunday"},
+        ),
+    ],
+)
+def test_instructions_are_read_from_context_labels_and_typed_text(
+    op: str, text: str, want: dict[str, str]
+) -> None:
+    got = load_registry().get(op).arguments(text)
+    assert got is not None, text
+    for key, value in want.items():
+        assert got.get(key) == value, (key, got)
+
+
 def test_a_file_chore_on_a_screenshot_is_no_grounding() -> None:
     assert load_registry().get("gui_ground").arguments("screenshot the settings in app.png") is None
     assert load_registry().get("gui_ground").arguments("Resize shot.png to 800 px") is None
