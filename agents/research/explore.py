@@ -11,7 +11,8 @@ all rows.
 kind               confirmed when
 =================  ==========================================================================
 distribution       \\|skewness\\| >= 1 without the outlying rows (\\|robust z\\| >= 7), n >= 50
-share              one level holds >= max(0.3, 1.3/k) of the rows, chi-square p < 1e-6
+share              one level holds >= max(0.3, 1/k + 0.2 sqrt(1/k (1 - 1/k))) of the rows
+                   (Cohen's w >= 0.2 against the rest), chi-square p < 1e-6
 group_difference   one level's mean differs from the rest: Welch p < 1e-6, \\|Cohen's d\\| >= 0.3;
                    or, where another grouping explains >= 30% of the variance (a field
                    trial's sites), within its blocks: p < alpha / k (k levels), \\|d\\| >= 0.5;
@@ -23,7 +24,8 @@ relationship       the same test across a link (child values grouped by a parent
 correlation        Pearson, or Spearman where a column is skewed (\\|skewness\\| >= 1) or a scale
                    of 3-10 consecutive integers (a rating); n >= 30 and \\|r\\| >= 0.05 with
                    p < 1e-6, or \\|r\\| >= 0.2 with p < alpha (0.1%), or in a small table
-                   (< 200 rows, not a time series) \\|r\\| >= 0.3 with p < alpha (5%); not
+                   (< 200 rows, not a time series) \\|r\\| >= 0.3 with p below Holm's
+                   step-down bar at 5% (ranked among the table's correlations); not
                    when, with each month's mean taken out, \\|r\\| falls below 0.25 and half
                    of itself (both follow time)
 trend              monthly means fit a line (p < alpha, R^2 >= 0.3) at least as well as the best
@@ -31,9 +33,13 @@ trend              monthly means fit a line (p < alpha, R^2 >= 0.3) at least as 
 change             a fall and a recovery: a stretch of periods added to a line leaves <= 0.5
                    of a line's and a curve's squared error and <= 0.8 of a line with one
                    step's, F-test p < alpha / s (s: the stretches searched); else a step:
-                   the best step leaves <= 0.8 of a line's squared error, Welch p < alpha / s
-                   before/after (s: the split points the step was chosen from); either a
-                   shift of >= 0.25 standard deviations
+                   the best step leaves <= 0.8 of a line's squared error and less than a
+                   curve's (a quadratic: as many free values),
+                   Welch p < alpha / s before/after (s: the split points the step was chosen
+                   from); else a turn: a line broken at two periods leaves <= 0.5 of a line's
+                   and a curve's squared error, F-test p < alpha / s (s: the pairs of breaks
+                   searched), told by its steepest piece that runs against a neighbour; each
+                   a shift of >= 0.25 standard deviations (a smooth U is no change)
 outlier            rows (at most 5) with \\|robust z\\| >= 5.5 (on the log scale for skewed
                    positive columns); for an entity, its mean \\|robust z\\| >= 3 among entities
 =================  ==========================================================================
@@ -51,7 +57,9 @@ relationships otherwise keep their fixed bars: a looser Bonferroni bar for them 
 databases (the rows of one parent are not independent either, and a looser bar reported noise
 across links). A small table (fewer than 200 rows, not a time series) is the exception: its
 rows are its units (fifty states, sixty strikes), a moderate effect there cannot reach a fixed
-bar, and the database's 5% holds, with a floor on the effect (\\|r\\| >= 0.3, \\|d\\| >= 0.8).
+bar, and the database's 5% holds, with a floor on the effect (\\|r\\| >= 0.3, \\|d\\| >= 0.8);
+for correlations as Holm's step-down (the same family-wise guarantee, more power where a
+table's columns are related throughout).
 
 A hypothesis that names a table, column or link the survey does not hold (a model's proposal
 can) is answered with an observation; so is what the data makes impossible to test (too few
@@ -160,6 +168,7 @@ class Explorer:
             h.priority = _PRIOR[h.kind] + (0.4 if h.entities else 0.0)
             if not h.entities:
                 family[h.kind] = family.get(h.kind, 0) + 1
+                self.context.members.setdefault(h.kind, []).append(h)
         return out
 
     def _link_hypotheses(self, link: Link) -> list[Hypothesis]:

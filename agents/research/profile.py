@@ -13,8 +13,9 @@ decided from the values (names only break ties) and recorded with its evidence
   exports add (``1..N`` in row order, or an unnamed first column); never a measure;
 - ``categorical``: few distinct values, including integer codes (a name such as ``*_code`` or
   ``*_id`` without a parent table, or codes whose labels a lookup table holds: a table of at
-  most 30 rows with a key and text only, the link to which is kept) and integers with at most
-  five values;
+  most 30 rows with a key and text only, the link to which is kept), integers with at most
+  five values, and 0/1 indicators whose missing answers were filled in with fractions (at
+  least 90% of the values 0 or 1, all of them between);
 - ``text`` (free text, many distinct strings) and ``constant`` are described, not tested.
 
 A table whose time column has one row per period is a time series
@@ -66,6 +67,7 @@ class ColumnProfile:
     refers_to: str | None = None  # "table.column" for a foreign key
     time_form: str | None = None  # for a date: the form its values are written in
     evidence: str = ""  # why it has its role
+    indicator: bool = False  # a 0/1 column whose gaps were filled in with fractions
 
     @property
     def mixed(self) -> bool:
@@ -257,6 +259,14 @@ def _profile_column(
             return decide(
                 "categorical", f"{'integers' if integral else 'numbers'} with {distinct} values"
             )
+        flags = _indicator_share(numbers)
+        if flags >= INDICATOR_SHARE and distinct <= MAX_CATEGORIES:
+            profile.indicator = True
+            return decide(
+                "categorical",
+                f"a 0/1 indicator: {flags:.0%} of values are 0 or 1, the rest fractions "
+                "between them (filled in for missing answers), not a measure",
+            )
         if share < 0.999:
             bad = [v for v in present if _as_number(v) is None]
             notes.append(
@@ -269,6 +279,20 @@ def _profile_column(
     if distinct <= MAX_CATEGORIES and distinct <= max(2, 0.5 * len(present)):
         return decide("categorical", f"{distinct} distinct values")
     return decide("text", f"free text ({distinct} distinct values): described, not tested")
+
+
+#: The share of a column's values that must be exactly 0 or 1 (the rest between them) for it
+#: to be read as an indicator whose gaps were filled in with fractions.
+INDICATOR_SHARE = 0.9
+
+
+def _indicator_share(numbers: list[float]) -> float:
+    """The share of ``numbers`` that are exactly 0 or 1 when all lie in [0, 1] and both 0 and
+    1 occur (a yes/no column whose missing answers were filled in with the mean of a group,
+    as survey data often are); 0 otherwise."""
+    if not numbers or min(numbers) != 0 or max(numbers) != 1:
+        return 0.0
+    return sum(1 for x in numbers if x in (0, 1)) / len(numbers)
 
 
 _PERIODS = (

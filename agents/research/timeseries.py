@@ -11,6 +11,10 @@ correlation that is left once time is taken out.
 - A fall and a recovery (or a rise and a return) is a stretch of periods that departs from the
   series' course and comes back: the segment that, added to a line, leaves the least squared
   error (:func:`segment`), set against a single step added to the line and against a curve.
+- A turn is a bend in the series' course: a line broken at two periods (continuous, three
+  straight pieces, :func:`turn`), set against a line and a curve; a rise that turns into a
+  fall and back (the peak, slump and recovery of a recession) is told by its steepest piece,
+  which a single step or a smooth curve tells wrongly.
 - Two series that both follow time correlate whether or not they are related; their
   relation is judged on first differences (period to period changes) instead.
 
@@ -33,6 +37,7 @@ __all__ = [
     "MAX_SEGMENT_PERIODS",
     "Segment",
     "Trend",
+    "Turn",
     "differenced_r",
     "period_key",
     "period_start",
@@ -40,6 +45,7 @@ __all__ = [
     "segment",
     "step",
     "trend",
+    "turn",
 ]
 
 PERIODS = ("day", "week", "month", "quarter", "year")
@@ -245,4 +251,106 @@ def segment(t: Any, y: Any, margin: int = 3, shortest: int = 2) -> Segment | Non
         curve_sse=curve_sse,
         step_sse=max(step_sse, 0.0),
         tried=int(ok.sum()),
+    )
+
+
+@dataclass
+class Turn:
+    """A line broken at ``y[start]`` and ``y[end]`` (continuous, three straight pieces), told
+    by its piece ``y[start:end + 1]``, which moves by ``change`` (``slope`` a period) against
+    the pieces before and after it, whose slopes are ``before`` and ``after``. ``p`` is the
+    F-test of the two breaks against one line (``tried`` pairs of breaks were searched);
+    ``sse`` is what the broken line leaves, ``line_sse`` and ``curve_sse`` what a line and a
+    quadratic leave."""
+
+    start: int
+    end: int
+    slope: float
+    change: float
+    before: float
+    after: float
+    p: float
+    sse: float
+    line_sse: float
+    curve_sse: float
+    tried: int
+
+
+#: The most break positions :func:`turn` tries (evenly spread over a longer series).
+MAX_TURN_POSITIONS = 48
+
+
+def turn(t: Any, y: Any, margin: int = 3, shortest: int = 2) -> Turn | None:
+    """The line broken at two periods (at least ``shortest`` apart, ``margin`` periods from
+    either end) that fits ``y`` at times ``t`` best, told by its steepest piece that runs
+    against a neighbouring one (a fall between two rises, a fall before a recovery); None
+    when ``y`` is too short or longer than ``MAX_SEGMENT_PERIODS``, or no piece turns.
+
+    >>> import numpy as np
+    >>> t = np.arange(40.0)
+    >>> y = np.minimum(t, 60 - 3 * t) + np.maximum(0, t - 25) * 2.5
+    >>> found = turn(t, y)
+    >>> (found.start, found.end, round(found.slope, 1))
+    (15, 25, -3.0)
+    """
+    import numpy as np
+    from scipy import stats
+
+    t, y = np.asarray(t, dtype=float), np.asarray(y, dtype=float)
+    n = len(y)
+    if not 2 * margin + shortest + 5 <= n <= MAX_SEGMENT_PERIODS or np.ptp(t) == 0:
+        return None
+    spread = float(np.ptp(t))
+    u = (t - t[0]) / spread  # scaled, for a well-conditioned fit
+    yc = y - y.mean()
+    candidates = np.arange(margin, n - margin)
+    if len(candidates) > MAX_TURN_POSITIONS:
+        picks = np.linspace(0, len(candidates) - 1, MAX_TURN_POSITIONS).round().astype(int)
+        candidates = np.unique(candidates[picks])
+    a, b = np.meshgrid(candidates, candidates, indexing="ij")
+    keep = b - a >= shortest
+    a, b = a[keep], b[keep]
+    if not len(a):
+        return None
+    x = np.empty((len(a), n, 4))
+    x[:, :, 0] = 1.0
+    x[:, :, 1] = u
+    x[:, :, 2] = np.maximum(0.0, u[None, :] - u[a][:, None])
+    x[:, :, 3] = np.maximum(0.0, u[None, :] - u[b][:, None])
+    gram = np.einsum("pni,pnj->pij", x, x)
+    xty = np.einsum("pni,n->pi", x, yc)
+    beta = np.linalg.solve(gram, xty[:, :, None])[:, :, 0]
+    sse_all = float(yc @ yc) - np.einsum("pi,pi->p", beta, xty)
+    best = int(np.argmin(sse_all))
+    sse = max(float(sse_all[best]), 0.0)
+    i, j = int(a[best]), int(b[best])
+    slopes = np.cumsum(beta[best, 1:]) / spread  # per unit of t, piece by piece
+    ends = [(0, i), (i, j), (j, n - 1)]
+    moves = [slopes[k] * (t[e] - t[s]) for k, (s, e) in enumerate(ends)]
+    # The steepest piece whose slope runs against a neighbour's: where the course turns.
+    turning = [
+        k for k in range(3) if any(0 <= m < 3 and slopes[m] * slopes[k] < 0 for m in (k - 1, k + 1))
+    ]
+    if not turning:
+        return None
+    k = max(turning, key=lambda m: abs(slopes[m]))
+    line = np.polyfit(u, yc, 1)
+    line_sse = float(np.sum((yc - np.polyval(line, u)) ** 2))
+    curve = np.polyfit(u, yc, 2)
+    curve_sse = float(np.sum((yc - np.polyval(curve, u)) ** 2))
+    gain = max(line_sse - sse, 0.0)
+    f = (gain / 2) / (sse / (n - 4)) if sse > 0 else math.inf
+    start, end = ends[k]
+    return Turn(
+        start=start,
+        end=end,
+        slope=float(slopes[k]),
+        change=float(moves[k]),
+        before=float(slopes[k - 1]) if k > 0 else math.nan,
+        after=float(slopes[k + 1]) if k < 2 else math.nan,
+        p=float(stats.f.sf(f, 2, n - 4)) if math.isfinite(f) else 0.0,
+        sse=sse,
+        line_sse=line_sse,
+        curve_sse=curve_sse,
+        tried=len(a),
     )

@@ -121,6 +121,10 @@ class TableData:
         # group differences, and an ordered scale for correlations.
         self.ordinal: list[str] = []
         for c, p in profile.columns.items():
+            if p.indicator:
+                # Its groups are 0 and 1; the fractions filled in for missing answers are
+                # neither, so they are left out of comparisons as NULLs are.
+                self.raw[c] = [v if to_float(v) in (0.0, 1.0) else None for v in self.raw[c]]
             if p.role == "numeric":
                 self.num[c] = np.array([to_float(v) for v in self.raw[c]], dtype=float)
             elif p.role == "categorical" and p.refers_to is None and is_scale(self.raw[c]):
@@ -139,8 +143,11 @@ class CheckContext:
         self.survey = survey
         self.entity = entity
         self._tables: dict[str, TableData] = {}
-        # How many hypotheses of each kind the database offers (counted by the explorer).
+        # How many hypotheses of each kind the database offers (counted by the explorer), and
+        # which they are (a step-down bar ranks a hypothesis among the others of its kind).
         self.family: dict[str, int] = {}
+        self.members: dict[str, list[Hypothesis]] = {}
+        self.memo: dict[tuple[Any, ...], Any] = {}  # what a check worked out once per database
         self.periods: dict[tuple[str, str], str] = {}  # (table, date column) -> its period
 
     def table(self, name: str) -> TableData:

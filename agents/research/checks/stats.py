@@ -13,6 +13,7 @@ __all__ = [
     "best_level",
     "block_residuals",
     "entity_means",
+    "holm_passes",
     "other_level",
     "robust_z",
     "same_number",
@@ -111,6 +112,27 @@ def block_residuals(
         out[~ok] = np.nan
         used.append(name)
     return out, used
+
+
+def holm_passes(p: float, others: list[float], m: int, rate: float) -> bool:
+    """Whether ``p`` is rejected by Holm's step-down procedure at family-wise ``rate`` over
+    ``m`` hypotheses, of which ``others`` are p-values of some of the rest (those not given
+    count as never rejected). Holm keeps Bonferroni's guarantee under any dependence and
+    rejects at least what it does: the smallest p-value must clear ``rate / m``, the next
+    ``rate / (m - 1)``, and so on, stopping at the first that does not.
+
+    >>> holm_passes(0.0024, [0.5], m=21, rate=0.05)  # first: 0.05 / 21 = 0.00238
+    False
+    >>> holm_passes(0.0024, [1e-9] * 15 + [0.5], m=21, rate=0.05)  # 16th: 0.05 / 6
+    True
+    """
+    ranked = sorted([*others, p])
+    for j, q in enumerate(ranked):
+        if not q < rate / max(1, m - j):
+            return False
+        if q == p:
+            return True
+    return False
 
 
 def other_level(groups: list[Any], level: Any) -> Any | None:

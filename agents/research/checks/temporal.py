@@ -3,9 +3,20 @@
 =====  ==========================================================================================
 trend  period means fit a line (Mann-Kendall p < alpha, R^2 >= 0.3, seasonality taken out) at
        least as well as the best step
-change the best step leaves <= 0.8 of a line's squared error, Welch p < alpha / s before/after
-       (s: the split points the step was chosen from), a shift of >= 0.25 standard deviations
+change a fall and a recovery (a stretch of periods off the line, see :func:`_fall_and_recovery`);
+       else the best step leaves <= 0.8 of a line's squared error and less than a curve's, Welch
+       p < alpha / s before/after (s: the split points the step was chosen from), a shift of
+       >= 0.25 standard deviations; else a turn: a line broken at two periods leaves <= 0.5 of
+       a line's and a curve's squared error, F-test p < alpha / s (s: the pairs of breaks
+       searched), its steepest piece against a neighbour's slope moving >= 0.25 standard
+       deviations
 =====  ==========================================================================================
+
+A smooth curve (a slowdown and a pick-up, a U) is no change: a step cut into a U ("fell and
+stayed there") fits better than a line but says something false. So a step must also fit
+better than a quadratic, which has as many free values (two levels and a split against three
+coefficients: a U leaves a step 4-7 times a quadratic's error, a step in noise at most as
+much), and a turn must leave at most half of it.
 
 ``alpha`` is the explorer's Bonferroni bar for the kind (see
 :meth:`~lemmata.agents.research.checks.base.CheckContext.alpha`); without counted hypotheses the
@@ -31,10 +42,13 @@ from lemmata.agents.research.checks.base import (
 from lemmata.agents.research.types import Direction, Hypothesis
 from lemmata.environments.database import quote_ident
 
-__all__ = ["DIP_SHARE", "check_change", "check_trend", "period_of", "trend_fit"]
+__all__ = ["DIP_SHARE", "STEP_SHARE", "check_change", "check_trend", "period_of", "trend_fit"]
 
 #: The most of a line's (and a curve's) squared error that a fall and its recovery may leave.
 DIP_SHARE = 0.5
+#: The most of a line's squared error that a step may leave (it must leave less than a
+#: curve's too).
+STEP_SHARE = 0.8
 
 
 def period_of(ctx: CheckContext, table: str, date_col: str) -> str:
@@ -110,6 +124,8 @@ def trend_fit(ctx: CheckContext, table: str, num: str, date_col: str) -> dict[st
     y = fit.values
     line = np.polyfit(t, y, 1)
     lin_sse = float(np.sum((y - np.polyval(line, t)) ** 2))
+    curve = np.polyfit(t - t.mean(), y, 2)
+    curve_sse = float(np.sum((y - np.polyval(curve, t - t.mean())) ** 2))
     best = ts.step(y)
     step_sse, split = best if best is not None else (math.inf, 0)
     return {
@@ -120,6 +136,7 @@ def trend_fit(ctx: CheckContext, table: str, num: str, date_col: str) -> dict[st
         "seasonal": fit.seasonal,
         "period": period,
         "lin_sse": lin_sse,
+        "curve_sse": curve_sse,
         "step_sse": step_sse,
         "split_month": int(t[split]) if split else None,
         "months": len(t),
@@ -211,7 +228,11 @@ def check_change(ctx: CheckContext, h: Hypothesis) -> Outcome:
     diff = float(after.mean() - before.mean())
     splits = max(1, fit["months"] - 5)
     alpha = ctx.alpha("change", fixed * splits) / splits
-    if not (p < alpha and abs(diff) >= 0.25 * sd and fit["step_sse"] <= 0.8 * fit["lin_sse"]):
+    shaped = fit["step_sse"] <= STEP_SHARE * fit["lin_sse"] and fit["step_sse"] < fit["curve_sse"]
+    if not (p < alpha and abs(diff) >= 0.25 * sd and shaped):
+        bend = _turn(ctx, h, fit, fixed)
+        if bend is not None:
+            return bend
         return Outcome(observation=f"{h.table}.{num} over {date_col}: no step change")
     when = ts.period_start(fit["split_month"], fit["period"]).isoformat()
     before_mean = float(before.mean())
@@ -311,6 +332,74 @@ def _fall_and_recovery(
                 "until": until,
                 "shift": seg.shift,
                 "share_of_line_error": seg.sse / seg.line_sse if seg.line_sse else 0.0,
+            },
+        )
+    )
+
+
+def _turn(ctx: CheckContext, h: Hypothesis, fit: dict[str, Any], fixed: float) -> Outcome | None:
+    """A bend in the series' course (a rise that turns into a fall and back, a fall that
+    levels off), told by the steepest piece of a line broken at two periods; when a step
+    does not hold and a smooth curve does not follow the series either.
+
+    Told when the broken line clears Bonferroni over the database's change hypotheses and the
+    pairs of breaks searched (F-test against a line), leaves at most ``DIP_SHARE`` of what a
+    line or a curve leaves, and its piece moves by at least a quarter of the values' standard
+    deviation. None when it is not."""
+    import numpy as np
+
+    num, date_col = h.columns
+    t, y = fit["t"], fit["values"]
+    bend = ts.turn(t, y)
+    if bend is None:
+        return None
+    alpha = ctx.alpha("change", fixed * bend.tried) / bend.tried
+    if not (
+        bend.p < alpha
+        and bend.sse <= DIP_SHARE * min(bend.line_sse, bend.curve_sse)
+        and abs(bend.change) >= 0.25 * float(np.std(y))
+    ):
+        return None
+    period = fit["period"]
+    since = ts.period_start(int(t[bend.start]), period).isoformat()
+    until = ts.period_start(int(t[bend.end]), period).isoformat()
+    fell = bend.change < 0
+    around = []
+    for slope, when in ((bend.before, "before"), (bend.after, "after")):
+        if math.isfinite(slope):
+            around.append(
+                f"{'rising' if slope > 0 else 'falling'} by {fmt(abs(slope))} a {period} {when}"
+            )
+    return ctx.outcome(
+        Finding(
+            kind="change",
+            table=h.table,
+            columns=[num, date_col],
+            direction="decrease" if fell else "increase",
+            evidence_sql=ev.mean_sql(
+                h.table,
+                ctx.expr(h.table, num),
+                [
+                    _dated(ctx, h.table, date_col, ">=", since),
+                    _dated(ctx, h.table, date_col, "<=", until),
+                    ctx.col(h.table, num).present(),
+                ],
+            ),
+            statement=lambda value: (
+                f"{h.table}.{num} turned: it {'fell' if fell else 'rose'} by "
+                f"{fmt(abs(bend.change))} from {since} to {until} (a mean of {fmt(value)} over "
+                f"those {period}s), {' and '.join(around)}: a break in its course that no "
+                "steady trend or smooth curve follows"
+            ),
+            score=score_of(bend.p * bend.tried),
+            support={
+                "test": "line broken at two periods (F-test against a line), against a curve",
+                "p": bend.p,
+                "break_pairs_searched": bend.tried,
+                "since": since,
+                "until": until,
+                "change": bend.change,
+                "share_of_curve_error": bend.sse / bend.curve_sse if bend.curve_sse else 0.0,
             },
         )
     )

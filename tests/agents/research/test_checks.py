@@ -361,3 +361,91 @@ def test_few_findings_among_a_few_dozen_units_of_noise(tmp_path: Path) -> None:
         path = _small_table(tmp_path / f"n{seed}.sqlite", 50, seed=seed, r=0.0, d=0.0)
         found += _found(path, "correlation") + _found(path, "group_difference")
     assert len(found) <= 4
+
+
+def test_in_a_small_table_of_related_columns_a_moderate_correlation_is_ranked_not_cut(
+    tmp_path: Path,
+) -> None:
+    from scipy import stats
+
+    from lemmata.agents.research.checks.stats import holm_passes
+
+    # Fifty-one units whose five measures follow one factor closely, and a sixth that
+    # follows it moderately: its weakest pair (r ~ 0.4, p ~ 0.004) misses Bonferroni at 5%
+    # over the 15 pairs, but the 14 stronger pairs ahead of it make Holm's bar 5%.
+    rng = np.random.default_rng(17)
+    z = rng.normal(0, 1, 51)
+    data = {f"c{i}": z + rng.normal(0, 0.6, 51) for i in range(5)}
+    data["u"] = 0.45 * z + rng.normal(0, 1, 51)
+    pairs = {
+        (a, b): stats.pearsonr(data[a], data[b])
+        for i, a in enumerate(data)
+        for b in list(data)[i + 1 :]
+    }
+    weakest = max(pairs, key=lambda k: pairs[k][1])
+    r, p = pairs[weakest]
+    assert "u" in weakest and r >= 0.3 and 0.05 / 15 < p < 0.05
+    assert holm_passes(p, [q for k, (_, q) in pairs.items() if k != weakest], 15, 0.05)
+    path = _columns(
+        tmp_path / "units.sqlite", "units", {k: list(map(float, v)) for k, v in data.items()}
+    )
+    found = _correlations(path)
+    assert sorted(weakest) in found and len(found) == 15
+
+
+def test_the_step_down_bar_adds_nothing_among_units_of_noise(tmp_path: Path) -> None:
+    # Holm spends what Bonferroni spends when nothing is related: 40 noise tables of 50
+    # units and eight measures (28 pairs each) give at most the 0.1 a database.
+    found = []
+    for seed in range(40):
+        rng = np.random.default_rng(1000 + seed)
+        data = {f"m{i}": [float(v) for v in rng.normal(0, 1, 50)] for i in range(8)}
+        found += _correlations(_columns(tmp_path / f"n{seed}.sqlite", "t", data))
+    assert len(found) <= 4
+
+
+def test_a_yes_no_column_with_filled_in_fractions_is_compared_as_yes_against_no(
+    tmp_path: Path,
+) -> None:
+    # A physical limitation recorded 0/1, its missing answers filled in with group shares
+    # (0.14, 0.03): a grouping, not a measure; visits are compared for 1 against 0.
+    rng = np.random.default_rng(3)
+    n = 3000
+    limited = (rng.random(n) < 0.15).astype(float)
+    filled = rng.random(n) < 0.06
+    limited[filled] = rng.choice([0.1442925, 0.0327869, 0.0221239], int(filled.sum()))
+    visits = rng.poisson(2.5 + 2.0 * (limited == 1.0)).astype(float)
+    path = _columns(
+        tmp_path / "visits.sqlite",
+        "visits",
+        {"visits": list(visits), "limited": list(limited), "age": list(rng.normal(40, 9, n))},
+    )
+    db = Database(path)
+    s = survey(db)
+    column = s.tables["visits"].columns["limited"]
+    assert column.role == "categorical" and "0/1 indicator" in column.evidence
+    assert _found(path, "group_difference") == [(["limited", "visits"], ["limited=1.0"])]
+    # A measure that merely lies between 0 and 1 stays a measure.
+    share = _columns(tmp_path / "share.sqlite", "t", {"x": list(rng.random(200))})
+    assert survey(Database(share)).tables["t"].columns["x"].role == "numeric"
+
+
+@pytest.mark.parametrize(("benign", "rows", "told"), [(357, 569, True), (1740, 3000, False)])
+def test_a_two_level_columns_clear_majority_is_a_share(
+    tmp_path: Path, benign: int, rows: int, told: bool
+) -> None:
+    from lemmata.agents.research.checks.share import least_share
+
+    # 357 benign tumours of 569 (63%) is a clear majority of two levels (Cohen's w 0.25);
+    # 1740 of 3000 (58%, w 0.16) is as far from chance (p ~ 1e-18) but no more than a tilt.
+    rng = np.random.default_rng(0)
+    diagnosis = ["benign"] * benign + ["malignant"] * (rows - benign)
+    path = _columns(
+        tmp_path / "t.sqlite",
+        "tumours",
+        {"diagnosis": diagnosis, "radius": [float(v) for v in rng.normal(14, 3, rows)]},
+    )
+    found = _found(path, "share")
+    assert found == ([(["diagnosis"], ["diagnosis=benign"])] if told else [])
+    # Three levels keep the bar they had (1.3 / 3 = 43%), two ask 60% rather than 65%.
+    assert least_share(3) == pytest.approx(1.3 / 3, abs=0.01) and least_share(2) == 0.6

@@ -1,0 +1,92 @@
+"""Changes in a series' course: a step that stays, a turn (a line broken at two periods: the
+peak, slump and recovery of a recession) and a smooth curve, which is neither."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lemmata.agents.research.explore import Explorer
+from lemmata.agents.research.profile import survey
+from lemmata.agents.research.timeseries import turn
+from lemmata.agents.research.types import Insight
+from lemmata.environments.database import Database
+
+
+def _monthly(path: Path, values: np.ndarray, start: int = 2000) -> Path:
+    con = sqlite3.connect(path)
+    con.execute('CREATE TABLE "jobs" ("month" TEXT PRIMARY KEY, "employed" REAL)')
+    rows = [
+        (date(start + i // 12, i % 12 + 1, 1).strftime("%Y-%m"), float(v))
+        for i, v in enumerate(values)
+    ]
+    con.executemany('INSERT INTO "jobs" VALUES (?, ?)', rows)
+    con.commit()
+    con.close()
+    return path
+
+
+def _changes(path: Path) -> list[Insight]:
+    db = Database(path)
+    explorer = Explorer(db, survey(db))
+    return [i for h in explorer.initial() if h.kind == "change" for i in explorer.test(h).insights]
+
+
+def _recession(seed: int, n: int = 120) -> np.ndarray:
+    """Jobs rising until month 27, falling steeply to month 46, then recovering more slowly
+    than they fell (the shape of US payrolls in 2006-2015), with noise."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n, dtype=float)
+    course = 100 + 0.1 * t - 0.6 * np.clip(t - 27, 0, 19) + 0.3 * np.clip(t - 46, 0, None)
+    return course + rng.normal(0, 0.3, n)
+
+
+def test_a_smooth_u_shaped_curve_is_no_change(tmp_path: Path) -> None:
+    # A slowdown and a pick-up without a break: a step cut into it ("fell ... and stayed
+    # there") fits better than a line, but a quadratic fits better still.
+    found = []
+    for seed in range(6):
+        rng = np.random.default_rng(100 + seed)
+        t = np.arange(96.0)
+        for k, centre in enumerate((48, 30)):  # symmetric, and lopsided
+            y = 20 + 0.004 * (t - centre) ** 2 + rng.normal(0, 1, 96)
+            found += [i.statement for i in _changes(_monthly(tmp_path / f"u{seed}{k}.db", y))]
+    assert found == []
+
+
+def test_a_slump_and_a_slow_recovery_is_a_dated_turn(tmp_path: Path) -> None:
+    for seed in range(3):
+        path = _monthly(tmp_path / f"r{seed}.sqlite", _recession(seed), start=2006)
+        (change,) = _changes(path)
+        assert change.direction == "decrease" and "turned" in change.statement
+        assert change.support["since"] in ("2008-03-01", "2008-04-01", "2008-05-01")
+        assert change.support["until"] in ("2009-10-01", "2009-11-01", "2009-12-01")
+        assert change.support["change"] == pytest.approx((0.1 - 0.6) * 19, rel=0.15)
+        value = sqlite3.connect(path).execute(change.evidence_sql).fetchone()[0]
+        assert value == pytest.approx(change.value)
+
+
+def test_a_step_that_stays_is_still_a_step(tmp_path: Path) -> None:
+    rng = np.random.default_rng(13)
+    t = np.arange(120)
+    path = _monthly(tmp_path / "step.sqlite", 50 + (t >= 60) * 6.0 + rng.normal(0, 1.5, 120))
+    (change,) = _changes(path)
+    assert change.direction == "increase" and "stayed there" in change.statement
+
+
+def test_the_broken_line_finds_its_breaks_and_nothing_in_noise_or_a_curve() -> None:
+    t = np.arange(120.0)
+    found = turn(t, _recession(0))
+    assert found is not None and (found.start, found.end) == pytest.approx((27, 46), abs=1)
+    assert found.slope == pytest.approx(-0.5, abs=0.05)  # 0.1 - 0.6 a month
+    assert found.sse < 0.1 * min(found.line_sse, found.curve_sse)
+    rng = np.random.default_rng(4)
+    curve = turn(t, 0.003 * (t - 60) ** 2 + rng.normal(0, 1, 120))
+    assert curve is not None and curve.sse > 0.8 * curve.curve_sse
+    noise = turn(t, rng.normal(0, 1, 120))
+    assert noise is None or noise.p * noise.tried > 0.05
+    assert turn(np.arange(8.0), np.arange(8.0)) is None  # too short to break twice
