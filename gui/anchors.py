@@ -104,8 +104,10 @@ class Anchor(Protocol):
 
 
 def draw_candidates(screen: Screen, candidates: list[Candidate]) -> torch.Tensor:
-    """Candidates on the grid: each box filled with its score, 1.0 x at the centre falling to
-    0.7 x at the edges; where boxes overlap the larger value wins."""
+    """Candidates on the grid: each box filled with its score, 1.0 x in the cell nearest its
+    centre falling to 0.7 x at the edges; where boxes overlap the larger value wins. (The
+    nearest cell, not the exact centre: a 14 px icon on a 4K screen spans two 8 px cells, and
+    neither may fall short of the candidate's score.)"""
     import torch
 
     h, w = screen.grid
@@ -117,6 +119,7 @@ def draw_candidates(screen: Screen, candidates: list[Candidate]) -> torch.Tensor
         ys = torch.linspace(-1, 1, y2 - y1) if y2 - y1 > 1 else torch.zeros(1)
         xs = torch.linspace(-1, 1, x2 - x1) if x2 - x1 > 1 else torch.zeros(1)
         r = torch.sqrt(ys[:, None] ** 2 + xs[None, :] ** 2) / (2**0.5)
+        r = (r - r.min()) / max(1.0 - float(r.min()), 1e-6)
         patch = c.score * (1.0 - 0.3 * r)
         out[y1:y2, x1:x2] = torch.maximum(out[y1:y2, x1:x2], patch)
     return out
@@ -332,12 +335,17 @@ class IconAnchor(_CandidateAnchor):
             if screen.elements is not None:
                 screen.cache["elements"] = list(screen.elements)
             else:
-                # words read cleanly are text, not icons; a glyph read as "©Refresh" is kept
+                # words read cleanly are text, not icons; a glyph read as "©Refresh" is kept, and
+                # so is one read as a word in a box about as wide as it is tall (a house read
+                # as "fat"): three letters or more do not fit there
                 text = (
                     [
                         w.box
                         for w in screen.ocr(self.ocr).words
-                        if w.conf > 0.8 and len(w.text) >= 3 and w.text.isalpha()
+                        if w.conf > 0.8
+                        and len(w.text) >= 3
+                        and w.text.isalpha()
+                        and w.box[2] - w.box[0] > 1.2 * (w.box[3] - w.box[1])
                     ]
                     if self.ocr is not None
                     else []

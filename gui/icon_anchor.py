@@ -50,6 +50,10 @@ SHARPEN = 3.0  # the learned temperature spreads a crop over near concepts; a sc
 # in a crop's distribution over concepts, the rest from the concept texts: 0.5 was best of
 # 0.3 / 0.5 / 0.7 classifying each seen set's glyphs with prototypes from the other seen sets
 PROTOTYPE_WEIGHT = 0.5
+# "any icon" ("the icon left of Save"): the cosine of a crop to its nearest prototype (or concept
+# text) below which it is no icon and above which surely one; on development screens the
+# icons' prototype cosines lie at 0.76-0.95 (5th to 90th percentile)
+ANY_ICON = {"prototypes": (0.6, 0.8), "texts": (0.35, 0.55)}
 
 
 class EncodedIconAnchor(IconAnchor):
@@ -180,13 +184,34 @@ class EncodedIconAnchor(IconAnchor):
         best[~ok] = 0.0
         return elements, best
 
+    def any_icon(self, screen: Screen) -> list[Candidate]:
+        """Every element by how much it looks like an icon of some concept: its cosine to the
+        nearest concept prototype (or, without prototypes, concept text) mapped from
+        ``ANY_ICON`` (none) to sure, times the 0.6 the glyph match gives "any icon"."""
+        elements, emb, ok = self._encoded(screen)
+        if not ok.any():
+            return []
+        protos = self._prototypes()
+        if protos is not None:
+            near = (emb @ protos[0][protos[1]].T).max(axis=1)
+            low, high = ANY_ICON["prototypes"]
+        else:
+            near = (emb @ self._concept_vectors()[2].T).max(axis=1)
+            low, high = ANY_ICON["texts"]
+        conf = np.clip((near - low) / (high - low), 0.0, 1.0)
+        return [
+            Candidate(e.box, 0.6 * float(c), "icon", self.name, "icon")
+            for e, c, k in zip(elements, conf, ok, strict=True)
+            if k and c > 0
+        ]
+
     def candidates(self, screen: Screen, query: Query) -> list[Candidate]:
         glyph = super().candidates(screen, query) if self.icons is not None else []
         if self.encoder is None:
             return glyph
         texts = query_texts(query)
         if not texts:  # "the icon left of Save": any icon-like element, as the glyph match does
-            return glyph
+            return _suppress(sorted(glyph + self.any_icon(screen), key=lambda c: -c.score))[:50]
         # nearness counts for every wording, unless the instruction names a label to read
         # ("click the Export button": a text target that may be absent, not a concept)
         relative = frozenset() if names_a_label(query) else frozenset(texts)

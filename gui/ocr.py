@@ -17,7 +17,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lemmata.deps import require_extra, require_tool
 from lemmata.gui.boxes import Box, overlap_of_smaller
@@ -26,7 +26,7 @@ from lemmata.gui.image import image_key
 if TYPE_CHECKING:
     from PIL import Image as PILImage
 
-__all__ = ["OcrEngine", "OcrResult", "Word"]
+__all__ = ["OcrEngine", "OcrResult", "Word", "trim_glued_icons"]
 
 # characters that are icons misread, not text, when they open or close a word
 _EDGE = "©®@&|[](){}<>«»*#%$^~`'\"_=+\\/—–-:;,.!?"
@@ -101,6 +101,7 @@ class OcrEngine:
         if result is None:
             result = self._run(image)
             self._store(key, result)
+        result = trim_glued_icons(image, result)  # on every reading: the disk keeps tesseract's
         self._cache[key] = result
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
@@ -205,6 +206,61 @@ class OcrEngine:
                 (text, b, conf, (data["block_num"][i], data["par_num"][i], data["line_num"][i]))
             )
         return out
+
+
+def trim_glued_icons(image: PILImage.Image, result: OcrResult) -> OcrResult:
+    """``result`` with each word's box cut back to its text where tesseract stretched it over an
+    icon beside the word (a star before "Publish", a tick before "Checkout") without reading it
+    as a symbol: at either end of the box, ink separated from the rest by a gap of at least half
+    the box's height (letters of a word sit closer), at most 2.2 heights wide, beside at least a
+    height of the rest. Such a box would hide the icon from the icon anchor and put it inside
+    the label's box ("the icon left of Publish")."""
+    import numpy as np
+
+    grey = np.asarray(image.convert("L"), dtype=np.int16)
+    out = []
+    for w in result.words:
+        x1, y1 = max(0, int(round(w.box[0]))), max(0, int(round(w.box[1])))
+        x2, y2 = min(grey.shape[1], int(round(w.box[2]))), min(grey.shape[0], int(round(w.box[3])))
+        h = y2 - y1
+        crop = grey[y1:y2, x1:x2]
+        if h < 4 or x2 - x1 < 2 * h:
+            out.append(w)
+            continue
+        edge = np.concatenate([crop[0], crop[-1], crop[:, 0], crop[:, -1]])
+        diff = np.abs(crop - np.median(edge))
+        cols = (diff >= max(24.0, 0.4 * float(diff.max()))).any(axis=0)
+        lo, hi = _text_columns(cols, gap=max(3.0, 0.5 * h), most=2.2 * h, least=float(h))
+        if (lo, hi) == (0, len(cols)):
+            out.append(w)
+        else:
+            out.append(
+                Word(w.text, (float(x1 + lo), w.box[1], float(x1 + hi), w.box[3]), w.conf, w.line)
+            )
+    return OcrResult(out)
+
+
+def _text_columns(cols: Any, *, gap: float, most: float, least: float) -> tuple[int, int]:
+    """(start, end) of the columns to keep: ``cols`` (ink per column) less a run of ink at
+    either end that a gap of at least ``gap`` columns separates from the rest, when that run is
+    at most ``most`` wide and the rest at least ``least`` and at least as wide as the run."""
+    import numpy as np
+
+    ink = np.flatnonzero(cols)
+    if len(ink) < 2:
+        return 0, len(cols)
+    # ink[g] ends a run and ink[g + 1] starts the next
+    gaps = np.flatnonzero(np.diff(ink) - 1 >= gap)
+    lo, hi = 0, len(cols)
+    if len(gaps):
+        first, last = int(gaps[0]), int(gaps[-1])
+        run, rest = ink[first] + 1 - ink[0], ink[-1] + 1 - ink[first + 1]
+        if run <= most and rest >= max(least, run):
+            lo = int(ink[first + 1])
+        run, rest = ink[-1] + 1 - ink[last + 1], ink[last] + 1 - max(ink[0], lo)
+        if run <= most and rest >= max(least, run):
+            hi = int(ink[last]) + 1
+    return lo, hi
 
 
 def _contrast_map(grey: PILImage.Image, window: int = 31) -> PILImage.Image:

@@ -57,3 +57,19 @@ def test_actions_find_the_card_their_object_names(
 def test_an_action_on_something_absent_is_refused(text_grounder, launcher) -> None:  # type: ignore[no-untyped-def]
     img, _ = launcher
     assert text_grounder.ground(img, "create a new spreadsheet").abstained
+
+
+@pytest.mark.parametrize(
+    ("width", "box"), [(3840, (1260.0, 785.0, 1272.0, 797.0)), (1280, (90.0, 69.0, 104.0, 83.0))]
+)
+def test_a_small_box_keeps_its_score_on_the_grid(width: int, box: tuple) -> None:
+    """A 12-14 px icon spans two or three grid cells, none at its exact centre: the map still
+    peaks at the candidate's score (the grounder abstains below its threshold on that peak)."""
+    from PIL import Image
+
+    from lemmata.gui.anchors import Candidate, Screen, draw_candidates
+
+    screen = Screen(Image.new("RGB", (width, width * 9 // 16), "white"))
+    heat = draw_candidates(screen, [Candidate(box, 0.675, "close", "icons", "icon")])
+    assert abs(float(heat.max()) - 0.675) < 1e-6
+    assert float(heat[heat > 0].min()) >= 0.7 * 0.675 - 1e-6

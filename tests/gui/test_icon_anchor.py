@@ -66,6 +66,29 @@ def test_functional_instructions_find_icons_of_an_unseen_set(
     assert hits >= 2, f"{hits} of {len(asks)} found"
 
 
+@pytest.mark.parametrize("gap", [8, 30])
+def test_the_icon_left_of_a_label_is_found_among_icons_of_an_unseen_set(
+    grounder, tmp_path: Path, gap: int
+) -> None:  # type: ignore[no-untyped-def]
+    """ "the icon left of Publish" names no concept: the nearest icon-like element on that side,
+    even one drawn right against the label (tesseract's box for the word may cover it)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    entries = {e.name: e for e in read_set(IconSetSource("tiny", "tiny"), write_package(tmp_path))}
+    img = Image.new("RGB", (900, 200), (246, 247, 249))
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype("DejaVuSans.ttf", 16)
+    boxes = {}
+    for name, x in (("search", 120), ("home", 400)):
+        alpha = rasterise([entries[name]], px=18, pad=0)[0]
+        img.paste(Image.new("RGB", (18, 18), (40, 40, 40)), (x, 90), Image.fromarray(alpha))
+        boxes[name] = (x, 90, x + 18, 108)
+    draw.text((418 + gap, 90), "Publish", fill=(40, 40, 40), font=font)
+    draw.text((20, 20), "Quarterly report", fill=(40, 40, 40), font=font)
+    g = grounder.ground(img, "the icon left of Publish")
+    assert _inside(g.point, boxes["home"]), (g.point, g.anchors)
+
+
 def test_an_icon_the_screen_lacks_is_refused(grounder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     img, _ = _screen(tmp_path, dark=False)
     for instruction in ("click the rocket icon", "click the printer icon"):

@@ -1,0 +1,49 @@
+"""Word boxes that tesseract stretched over an icon beside the word are cut back to the text."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def _label(icon: str, *, mono: bool = False) -> tuple:
+    """A 260 x 40 white strip: an icon (a filled star, or none) 9 px before or after the word
+    "Publish"; the word's box as tesseract gives it (icon included) and the text's own extent."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    img = Image.new("RGB", (260, 40), "white")
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype("DejaVuSansMono.ttf" if mono else "DejaVuSans.ttf", 14)
+    text_x = 60 if icon == "before" else 30
+    draw.text((text_x, 12), "Publish", fill=(30, 30, 30), font=font)
+    left, _, right, _ = draw.textbbox((text_x, 12), "Publish", font=font)
+    star = [(7, 0), (9, 5), (14, 5), (10, 8), (12, 14), (7, 10), (2, 14), (4, 8), (0, 5), (5, 5)]
+    if icon == "before":
+        x0 = left - 9 - 14
+        draw.polygon([(x0 + x, 13 + y) for x, y in star], fill=(200, 120, 0))
+        box = (float(x0), 12.0, float(right), 28.0)
+    elif icon == "after":
+        x0 = right + 9
+        draw.polygon([(x0 + x, 13 + y) for x, y in star], fill=(200, 120, 0))
+        box = (float(left), 12.0, float(x0 + 15), 28.0)
+    else:
+        box = (float(left), 12.0, float(right), 28.0)
+    return img, box, (left, right)
+
+
+@pytest.mark.parametrize("icon", ["before", "after"])
+def test_an_icon_glued_to_a_word_leaves_its_box(icon: str) -> None:
+    from lemmata.gui.ocr import OcrResult, Word, trim_glued_icons
+
+    img, box, (left, right) = _label(icon)
+    (word,) = trim_glued_icons(img, OcrResult([Word("Publish", box, 0.9, 0)])).words
+    assert word.text == "Publish" and word.box[1] == box[1] and word.box[3] == box[3]
+    assert abs(word.box[0] - left) <= 2 and abs(word.box[2] - right) <= 2, (word.box, left, right)
+
+
+@pytest.mark.parametrize("mono", [False, True])
+def test_a_plain_word_keeps_its_box(mono: bool) -> None:
+    from lemmata.gui.ocr import OcrResult, Word, trim_glued_icons
+
+    img, box, _ = _label("none", mono=mono)
+    words = [Word("Publish", box, 0.9, 0), Word("blank", (200.0, 5.0, 250.0, 20.0), 0.5, 0)]
+    assert trim_glued_icons(img, OcrResult(words)).words == words
