@@ -270,6 +270,32 @@ def _dated(ctx: CheckContext, table: str, date_col: str, op: str, when: str) -> 
     return f"{time_sql} {op} {ev.literal(when)}"
 
 
+def _stretch_outcome(
+    ctx: CheckContext,
+    h: Hypothesis,
+    fell: bool,
+    dates: tuple[str, str, str],
+    finding: Finding,
+) -> Outcome:
+    """The outcome of ``finding``, a change told over a stretch of dates ``(since, op,
+    until)``: its direction, and its evidence the mean of the column over those rows."""
+    from dataclasses import replace
+
+    num, date_col = h.columns
+    since, op, until = dates
+    sql = ev.mean_sql(
+        h.table,
+        ctx.expr(h.table, num),
+        [
+            _dated(ctx, h.table, date_col, ">=", since),
+            _dated(ctx, h.table, date_col, op, until),
+            ctx.col(h.table, num).present(),
+        ],
+    )
+    direction: Direction = "decrease" if fell else "increase"
+    return ctx.outcome(replace(finding, evidence_sql=sql, direction=direction))
+
+
 def _fall_and_recovery(
     ctx: CheckContext, h: Hypothesis, fit: dict[str, Any], fixed: float
 ) -> Outcome | None:
@@ -301,21 +327,16 @@ def _fall_and_recovery(
     fell = seg.shift < 0
     outside = np.r_[y[: seg.start], y[seg.end :]]
     around = float(outside.mean())
-    return ctx.outcome(
+    return _stretch_outcome(
+        ctx,
+        h,
+        fell,
+        (since, "<", until),
         Finding(
             kind="change",
             table=h.table,
             columns=[num, date_col],
-            direction="decrease" if fell else "increase",
-            evidence_sql=ev.mean_sql(
-                h.table,
-                ctx.expr(h.table, num),
-                [
-                    _dated(ctx, h.table, date_col, ">=", since),
-                    _dated(ctx, h.table, date_col, "<", until),
-                    ctx.col(h.table, num).present(),
-                ],
-            ),
+            evidence_sql="",
             statement=lambda value: (
                 f"{h.table}.{num} {'fell' if fell else 'rose'} from {since} to before {until} "
                 f"and then {'recovered' if fell else 'came back'}: a mean of {fmt(value)} in "
@@ -333,7 +354,7 @@ def _fall_and_recovery(
                 "shift": seg.shift,
                 "share_of_line_error": seg.sse / seg.line_sse if seg.line_sse else 0.0,
             },
-        )
+        ),
     )
 
 
@@ -370,21 +391,16 @@ def _turn(ctx: CheckContext, h: Hypothesis, fit: dict[str, Any], fixed: float) -
             around.append(
                 f"{'rising' if slope > 0 else 'falling'} by {fmt(abs(slope))} a {period} {when}"
             )
-    return ctx.outcome(
+    return _stretch_outcome(
+        ctx,
+        h,
+        fell,
+        (since, "<=", until),
         Finding(
             kind="change",
             table=h.table,
             columns=[num, date_col],
-            direction="decrease" if fell else "increase",
-            evidence_sql=ev.mean_sql(
-                h.table,
-                ctx.expr(h.table, num),
-                [
-                    _dated(ctx, h.table, date_col, ">=", since),
-                    _dated(ctx, h.table, date_col, "<=", until),
-                    ctx.col(h.table, num).present(),
-                ],
-            ),
+            evidence_sql="",
             statement=lambda value: (
                 f"{h.table}.{num} turned: it {'fell' if fell else 'rose'} by "
                 f"{fmt(abs(bend.change))} from {since} to {until} (a mean of {fmt(value)} over "
@@ -401,5 +417,5 @@ def _turn(ctx: CheckContext, h: Hypothesis, fit: dict[str, Any], fixed: float) -
                 "change": bend.change,
                 "share_of_curve_error": bend.sse / bend.curve_sse if bend.curve_sse else 0.0,
             },
-        )
+        ),
     )
