@@ -129,7 +129,8 @@ _QUESTION = re.compile(
     re.I,
 )
 _ASKS_MEMORY = re.compile(
-    r"\b(?:remember|recall|remind me(?! to\b)|did i (?:say|tell|mention)|have i (?:said|told|mentioned)|"
+    r"\b(?:remember|recall|remind me(?! to\b)|did i (?:ever |already )?(?:say|tell|mention)|"
+    r"have i (?:ever |already )?(?:said|told|mentioned)|"
     r"i (?:told|said to|mentioned to) you|you know about|in (?:your |my )?memory|"
     r"we (?:talked|spoke|discussed)|(?:based on|from|given) what you know|you know of|"
     r"what you (?:have|know|remember|stored|saved) (?:on|about)|(?:i've|i have) (?:told|said|mentioned)"

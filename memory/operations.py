@@ -154,8 +154,10 @@ _REMEMBER = re.compile(
     r"(?:note|jot)\s+(?:that|down)\b|"
     r"(?:store|save|record|log)\b(?:\s+(?:this|that))?(?:\s+for\s+later)?\s*(?=:)|"
     r"(?:store|save|record|remember|note)\s+the\s+fact\s+that\b|"
-    r"(?:store|save|record|log|add)\s+(?:(?:this|that|it)\s+)?(?:in|to)\s+(?:your\s+)?memory\b(?:\s+that)?|"
+    r"(?:store|save|record|log|add|put)\s+(?:(?:this|that|it)\s+)?(?:in|into|to)\s+(?:your\s+)?memory\b"
+    r"(?:\s+that)?|"
     r"(?:make|keep|take)\s+a\s+note\s+(?:that|of)\b|"
+    r"(?:save|store|record)\s+that\s+(?=(?:my|our|his|her|their|i|we|he|she|they)\b)|"
     r"i(?:'d|\s+would)?\s+(?:want|like)\s+(?:this|that|it)\s+(?:saved|stored|noted|remembered|kept)\s*(?=:)|"
     r"for (?:future reference|the record|your records|later)\b|heads[\s-]up\b|just so you know\b)"
     r"\s*(?:that\b)?\s*[:,-]?\s*(?P<text>.+?)\s*$",

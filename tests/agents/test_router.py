@@ -120,12 +120,6 @@ def test_empty_task(router) -> None:
 @pytest.mark.parametrize(
     ("text", "operation", "args"),
     [
-        # the note after a separator, the asking before it
-        (
-            "Put this in your memory - the dog's vet is Dr. Silva.",
-            "memory_remember",
-            {"text": "the dog's vet is Dr. Silva"},
-        ),
         # the subject after the verb, the reason after a comma left out
         (
             "You may erase what you have about my old gym, I cancelled it.",
@@ -285,6 +279,18 @@ def test_words_about_memory_in_requests_no_operation_serves(router, text) -> Non
             {"text": "the passport photos are in the blue folder."},
         ),
         ("please to remember, the dentist is Dr. Lee", "memory_remember", {}),
+        # the note after a separator, the asking before it
+        (
+            "Put this in your memory - the dog's vet is Dr. Silva.",
+            "memory_remember",
+            {"text": "the dog's vet is Dr. Silva."},
+        ),
+        # "save that" before a clause about someone
+        (
+            "Please store that my brother's flat is on the 5th floor.",
+            "memory_remember",
+            {"text": "my brother's flat is on the 5th floor."},
+        ),
         # ids as the store printed them, without the usual prefix
         (
             "remove entries a91f3c and b20e7d from memory",
