@@ -14,9 +14,9 @@ Indexed throughout: the concepts' vectors live in the memory's vector index, in 
 their own beside the items' (:func:`concept_space`), so a question costs one nearest-neighbour
 query there and one capped posting-list read per concept (``item_terms`` by term), at any
 memory size. New concepts are embedded the first time a retrieval sees them
-(:class:`ConceptVectors`: the entities stored since the last look, by rowid), so the write
-path is unchanged; a process's first look at a memory whose concept vectors are not all
-there embeds the rest once.
+(:class:`ConceptVectors`: the entities stored since the last look, by rowid, at most
+``max_new`` per retrieval), so the write path is unchanged; a memory written before this
+channel existed catches up over its first few list questions.
 """
 
 from __future__ import annotations
@@ -125,10 +125,14 @@ class ConceptVectors:
     What has been embedded is remembered per index object and space as the highest
     ``entities`` rowid seen; a new process checks once whether the index holds as many
     concepts as the log, and embeds them all again (the embedder's cache makes this cheap)
-    when not.
+    when not. At most ``max_new`` concepts are embedded per call, so no one retrieval waits
+    for a large backlog.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_new: int = 1024) -> None:
+        if max_new < 1:
+            raise ValueError(f"max_new must be at least 1, not {max_new}")
+        self.max_new = max_new
         self._lock = threading.Lock()
         self._seen: weakref.WeakKeyDictionary[object, dict[tuple[str, str], int]] = (
             weakref.WeakKeyDictionary()
@@ -142,7 +146,7 @@ class ConceptVectors:
             if last is None:
                 stored = log.concept_count(ns)
                 last = log.last_concept_rowid(ns) if index.count(space) >= stored else 0
-            new = log.concepts_since(ns, last)
+            new = log.concepts_since(ns, last, self.max_new)
             if new:
                 names = [name for _, name in new]
                 index.add(space, names, embedder.embed(names), [{"c": 1} for _ in names])

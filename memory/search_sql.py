@@ -200,14 +200,15 @@ class SearchQueries:
         )[0][0]
         return int(row or 0)
 
-    def concepts_since(self, ns: Namespace, rowid: int) -> list[tuple[int, str]]:
-        """(rowid, name) of the pair's non-person graph nodes stored after ``rowid``."""
+    def concepts_since(self, ns: Namespace, rowid: int, limit: int) -> list[tuple[int, str]]:
+        """(rowid, name) of the pair's non-person graph nodes stored after ``rowid``, the
+        first ``limit`` of them."""
         return [
             (int(r[0]), str(r[1]))
             for r in self._read(
                 "SELECT rowid, id FROM entities WHERE rowid > ? AND user=? AND agent=? "
-                "AND kind != 'person' ORDER BY rowid",
-                [rowid, ns.user, ns.agent],
+                "AND kind != 'person' ORDER BY rowid LIMIT ?",
+                [rowid, ns.user, ns.agent, limit],
             )
         ]
 

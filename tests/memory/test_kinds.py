@@ -12,10 +12,11 @@ import pytest
 from lemmata.embeddings import Embedder
 from lemmata.errors import ConfigError
 from lemmata.memory import Memory
-from lemmata.memory.kinds import concept_space, head_phrase
+from lemmata.memory.kinds import ConceptVectors, concept_space, head_phrase
 from lemmata.memory.retrieve import DEFAULT_WEIGHTS, RetrievalConfig
 
-KINDS = RetrievalConfig(weights={**DEFAULT_WEIGHTS, "kinds": 0.5})
+KINDS = RetrievalConfig()  # the channel is on by default
+NO_KINDS = RetrievalConfig(weights={**DEFAULT_WEIGHTS, "kinds": 0.0})
 QUESTION = "What instruments does Melanie play?"
 
 
@@ -86,7 +87,7 @@ def test_the_instances_of_the_asked_type_are_found(tmp_path: Path, embedder: Emb
     # the channel keeps what the question's subject said: Caroline's trumpet is not in it
     assert all("kinds" not in i.channels for i in found if said["other"] in i.provenance)
     # the same question without the channel: the instances rank lower
-    mem.retrieval = RetrievalConfig()
+    mem.retrieval = NO_KINDS
     without = mem.retrieve(QUESTION, k=40).items
     ranks = [(_rank(found, said[x]), _rank(without, said[x])) for x in ("violin", "clarinet")]
     assert all(w <= wo for w, wo in ranks) and any(w < wo for w, wo in ranks), ranks
@@ -126,3 +127,19 @@ def test_kinds_settings_are_checked() -> None:
         RetrievalConfig(kinds_concepts=0)
     with pytest.raises(ConfigError, match="kinds_min_similarity"):
         RetrievalConfig(kinds_min_similarity=1.5)
+
+
+def test_a_backlog_of_concepts_is_embedded_a_bounded_batch_at_a_time(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    mem, _ = _band_memory(tmp_path, embedder)
+    space = concept_space((mem.namespace.user, mem.namespace.agent))
+    vectors = ConceptVectors(max_new=5)
+    counts = []
+    for _ in range(3):
+        vectors.sync(mem.log, mem.index, mem.embedder, mem.namespace)
+        counts.append(mem.index.count(space))
+    assert counts == [5, 10, 15]
+    with pytest.raises(ValueError, match="max_new"):
+        ConceptVectors(max_new=0)
+    mem.close()
