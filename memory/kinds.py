@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lemmata.errors import ConfigError
+
 if TYPE_CHECKING:
     from lemmata.embeddings import Embedder
     from lemmata.memory.index import VectorIndex
@@ -145,7 +147,14 @@ class ConceptVectors:
             last = seen.get(space)
             if last is None:
                 stored = log.concept_count(ns)
-                last = log.last_concept_rowid(ns) if index.count(space) >= stored else 0
+                try:
+                    held = index.count(space)
+                except ConfigError:
+                    # built with another embedder (the items' index was rebuilt since):
+                    # the concepts' vectors are derived data, so they are rebuilt too
+                    index.drop(space)
+                    held = 0
+                last = log.last_concept_rowid(ns) if held >= stored else 0
             new = log.concepts_since(ns, last, self.max_new)
             if new:
                 names = [name for _, name in new]

@@ -143,3 +143,20 @@ def test_a_backlog_of_concepts_is_embedded_a_bounded_batch_at_a_time(
     with pytest.raises(ValueError, match="max_new"):
         ConceptVectors(max_new=0)
     mem.close()
+
+
+def test_the_channel_works_after_the_memory_is_reindexed_with_another_embedder(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    from lemmata.embeddings import SentenceTransformerEmbedder, minilm_path
+
+    mem, said = _band_memory(tmp_path, embedder)
+    mem.retrieve(QUESTION, k=10)  # the concepts' vectors are made with the first embedder
+    mem.close()
+    other = SentenceTransformerEmbedder(minilm_path(), name="another-embedder", threads=2)
+    again = Memory(tmp_path / "m", user="u", embedder=other, retrieval=KINDS)
+    again.reindex()
+    found = again.retrieve(QUESTION, k=40).items
+    hit = [i for i in found if said["violin"] in i.provenance]
+    assert hit and "kinds" in hit[0].channels, [i.text for i in found]
+    again.close()
