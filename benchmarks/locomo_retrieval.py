@@ -114,11 +114,12 @@ VARIANTS: list[dict[str, Any]] = [
     {"rrf_k": 60},
     {"seeds": 16},
     {"speaker_boost": 0.0},
-    {"kinds": 0.0},
+    # the kinds channel is off by default (its gain was within noise); tried switched on
     {"kinds": 0.25},
+    {"kinds": 0.5},
     {"kinds": 1.0},
-    {"kinds_subject": False},
-    {"kinds_min_similarity": 0.45},
+    {"kinds": 0.5, "kinds_subject": False},
+    {"kinds": 0.5, "kinds_min_similarity": 0.45},
 ]
 GRAPH_CHANNELS = ("graph", "spread")
 

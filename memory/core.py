@@ -46,6 +46,7 @@ from lemmata.memory.extract import (
     StoredEpisode,
     load_prompt,
 )
+from lemmata.memory.kinds import drop_concepts
 from lemmata.memory.log import MemoryLog
 from lemmata.memory.retrieve import RetrievalConfig, retrieve
 from lemmata.memory.rows import stored_episode, to_node, unpack
@@ -673,6 +674,7 @@ class Memory:
         report.items = item_ids
         if item_ids:
             self.index.delete(self._space, item_ids)
+            drop_concepts(self.index, self._space)
         return report
 
     async def aforget(self, ids: Sequence[str] = (), **kwargs: Any) -> ForgetReport:
@@ -697,6 +699,7 @@ class Memory:
     def reindex(self) -> int:
         """Rebuild this namespace's vector index from the log; returns the items indexed."""
         self.index.drop(self._space)
+        drop_concepts(self.index, self._space)
         self.log.mark_all_unindexed(self.namespace)
         n = self.sync_index()
         with self.log.transaction() as db:

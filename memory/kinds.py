@@ -37,7 +37,14 @@ if TYPE_CHECKING:
     from lemmata.memory.log import MemoryLog
     from lemmata.memory.types import Namespace
 
-__all__ = ["ConceptVectors", "concept_space", "head_phrase", "instances", "rank_items"]
+__all__ = [
+    "ConceptVectors",
+    "concept_space",
+    "drop_concepts",
+    "head_phrase",
+    "instances",
+    "rank_items",
+]
 
 _AUX = (
     "has|have|had|does|do|did|is|are|was|were|can|could|would|will|should|might|may|made|make|makes"
@@ -162,8 +169,24 @@ class ConceptVectors:
                 last = max(rowid for rowid, _ in new)
             seen[space] = last
 
+    def drop(self, index: VectorIndex, space: tuple[str, str]) -> None:
+        """Remove the (user, agent) pair's concept vectors from ``index`` and forget what was
+        embedded, so the next retrieval that needs them embeds the concepts still stored."""
+        cspace = concept_space(space)
+        with self._lock:
+            index.drop(cspace)
+            self._seen.setdefault(index, {}).pop(cspace, None)
+
 
 _VECTORS = ConceptVectors()
+
+
+def drop_concepts(index: VectorIndex, space: tuple[str, str]) -> None:
+    """Drop a (user, agent) pair's concept vectors (their ids are the concepts' own words):
+    after a forget, so no word only forgotten facts held stays on disk, and after a reindex,
+    whose embedder may differ. They are derived data, rebuilt when a list question next needs
+    them."""
+    _VECTORS.drop(index, space)
 
 
 def instances(

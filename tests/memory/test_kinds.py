@@ -15,7 +15,7 @@ from lemmata.memory import Memory
 from lemmata.memory.kinds import ConceptVectors, concept_space, head_phrase
 from lemmata.memory.retrieve import DEFAULT_WEIGHTS, RetrievalConfig
 
-KINDS = RetrievalConfig()  # the channel is on by default
+KINDS = RetrievalConfig(weights={**DEFAULT_WEIGHTS, "kinds": 0.5})  # off by default
 NO_KINDS = RetrievalConfig(weights={**DEFAULT_WEIGHTS, "kinds": 0.0})
 QUESTION = "What instruments does Melanie play?"
 
@@ -160,3 +160,27 @@ def test_the_channel_works_after_the_memory_is_reindexed_with_another_embedder(
     hit = [i for i in found if said["violin"] in i.provenance]
     assert hit and "kinds" in hit[0].channels, [i.text for i in found]
     again.close()
+
+
+def _concepts_near(mem: Memory, embedder: Embedder, words: str) -> list[str]:
+    space = concept_space((mem.namespace.user, mem.namespace.agent))
+    return [c for c, _ in mem.index.query(space, embedder.embed([words]), 40)[0]]
+
+
+def test_forgetting_removes_the_words_only_forgotten_facts_held(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """A concept's vector is stored under the concept's own word: after a forget, no word
+    that only the forgotten facts held stays in the index, and the rest come back when a
+    list question needs them."""
+    mem, said = _band_memory(tmp_path, embedder)
+    mem.retrieve(QUESTION, k=10)
+    assert any("attic" in c for c in _concepts_near(mem, embedder, "attic clarinet"))
+    mem.forget(episodes=[said["clarinet"]])
+    assert not any("attic" in c for c in _concepts_near(mem, embedder, "attic clarinet"))
+    found = mem.retrieve(QUESTION, k=40).items
+    assert not any(said["clarinet"] in i.provenance for i in found)
+    hit = [i for i in found if said["violin"] in i.provenance]
+    assert hit and "kinds" in hit[0].channels, [i.text for i in found]
+    assert not any("attic" in c for c in _concepts_near(mem, embedder, "attic clarinet"))
+    mem.close()
