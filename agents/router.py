@@ -151,10 +151,15 @@ _RECALL_COMMAND = re.compile(
 # Requests that say they are to be answered from memory, whatever their grammar.
 _FROM_MEMORY = re.compile(
     r"\b(?:(?:based on|from|given|using) what (?:you know|you remember|i(?:'ve| have) told you)|"
+    r"(?:from|according to|based on|using|in) (?:my|your) (?:notes|memory|memories)|"
     r"(?:what|everything|all) (?:i(?:'ve| have)|i) (?:told|said to|mentioned to) you)\b",
     re.I,
 )
-_WHY = re.compile(r"^\s*(?:please\s+)?(?:explain|why|summari[sz]e|reason about)\b", re.I)
+_WHY = re.compile(
+    r"^\s*(?:(?:from|according to|based on|using) (?:my|your) (?:notes|memory|memories)\s*,?\s*)?"
+    r"(?:please\s+)?(?:explain|why|summari[sz]e|reason about)\b",
+    re.I,
+)
 _KEEP_VERB = re.compile(
     r"\b(?:remember|memori[sz]e|note|jot|save|store|record|log|file|keep|commit)\b", re.I
 )
@@ -178,9 +183,11 @@ _STOP_KEEPING = re.compile(
     r"(?:remember|keep|know)|no need to (?:keep|remember|store))\b",
     re.I,
 )
-_DONT_FORGET = re.compile(r"\b(?:don'?t|do not|never) forget\b(?! to\b)", re.I)
+_DONT_FORGET = re.compile(r"\b(?:don'?t|do not|never) (?:let me )?forget\b(?! to\b)", re.I)
 _GENERAL = re.compile(
-    r"\b(?:people|someone|anyone|in general|usually|tips?|best way|how to)\b", re.I
+    r"\b(?:people|someone|anyone|in general|usually|generally|typically|tips?|best way|how to|"
+    r"(?:at|in|for) most (?:\w+ )?(?:companies|places|people|countries|teams))\b",
+    re.I,
 )
 
 

@@ -84,31 +84,52 @@ def _output(g: Grounding, heatmap: str | None = None) -> GroundOutput:
 
 
 _IMAGE = re.compile(
-    r"[\"'“`](?P<qpath>[^\"'”`]+\.(?:png|jpe?g|webp|bmp))[\"'”`]|(?P<path>(?:[\w./~-]|\\ )+\.(?:png|jpe?g|webp|bmp))\b",
+    r"[\"'“`](?P<qpath>[^\"'”`]+\.(?:png|jpe?g|webp|bmp))[\"'”`]|(?P<path>(?:[A-Za-z]:\\)?(?:[\w./~-]|\\ |\\(?=[\w.]))+\.(?:png|jpe?g|webp|bmp))\b",
     re.I,
 )
-_PAGE = re.compile(r"(?P<path>(?:[\w./~-])+\.html?)\b", re.I)
+_PAGE = re.compile(r"(?P<path>(?:[A-Za-z]:\\)?(?:[\w./~-]|\\(?=[\w.]))+\.html?)\b", re.I)
+# the page's HTML itself, pasted into the request ("click the button in this page: <html>...")
+_MARKUP = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)\b[^>]*>.*</(?P=tag)\s*>", re.S)
+# where an output goes: "and save the heatmap to out/heat.png", "save a screenshot as after.png"
+_SAVE = re.compile(
+    r"\s*,?\s*(?:and\s+(?:then\s+)?)?(?:save|write|put|store)\s+(?:the\s+|a\s+)?"
+    r"(?P<what>heat\s?map|screenshot|screen\s?shot|picture|image)\s+(?:to|as|in|at|under)\s+"
+    r"[\"'“`]?(?P<path>(?:[A-Za-z]:\\)?(?:[\w./~-]|\\(?=[\w.]))+\.(?:png|jpe?g|webp))[\"'”`]?",
+    re.I,
+)
 _FILLER = re.compile(
     r"\b(?:on|in|of|at|from|for|within)\s+(?:the\s+)?(?:screenshot|screen|image|page|file)?\s*$",
     re.I,
 )
 _LEAD = re.compile(
-    r"^\s*(?:(?:please|pls|plz)\s+)?(?:(?:in|on)\s+(?:the\s+)?(?:screenshot|screen|image|page)\s*,?\s*)?",
+    r"^\s*(?:(?:please|pls|plz)\s+)?(?:using\s+(?:the\s+)?(?:grounder|gui\s+tools?|grounding)\s*,?\s*)?"
+    r"(?:(?:in|on)\s+(?:the\s+)?(?:screenshot|screen|image|page)\s*,?\s*)?",
     re.I,
 )
 # the words that name the file a path is ("the screenshot is at", "html page at")
 _NAMED_FILE = (
-    r"(?:(?:the\s+|this\s+|my\s+)?(?:html\s+|web\s+)?(?:screenshot|screen\s?shot|screen|image|"
+    r"(?:(?:the\s+|this\s+|my\s+|a\s+)?(?:html\s+|web\s+)?(?:screenshot|screen\s?shot|screen|image|"
     r"picture|file|page)\s+(?:is\s+|'s\s+|was\s+)?(?:saved\s+|stored\s+)?)?"
 )
 
 
 def _instruction(text: str, path: str) -> str:
     at = re.escape(path)
+    # a leading clause that only says the person has the file: "I've got a screenshot at x.png and"
+    text = re.sub(
+        rf"^\s*(?:i(?:'ve|\s+have)?\s+got|i\s+have|here(?:'s|\s+is))\s+(?:a|the|this|my)\s+"
+        rf"(?:screenshot|screen\s?shot|screen|image|picture|page|file)\s+(?:at\s+|in\s+)?{at}\s*"
+        rf"(?:,|\.|and|then|and then)?\s*",
+        "",
+        text,
+        flags=re.I,
+    )
+    # a path given as a keyword argument: "image=tabs.png"
+    text = re.sub(rf"\b(?:image|screenshot|page|file|path)\s*=\s*{at}", " ", text, flags=re.I)
     # the words that governed the path go with it: "in the screenshot shot.png", "open page.html and"
     rest = re.sub(
         rf"(?:\b{_NAMED_FILE})?\b(?:in|on|of|at|from|inside|within|using)\s+(?:the\s+)?"
-        rf"(?:(?:screenshot|screen|image|page|file)\s+)?{at}",
+        rf"(?:(?:screenshot|screen|image|page|file)\s+)?(?:at\s+)?{at}",
         " ",
         text,
         flags=re.I,
@@ -125,7 +146,7 @@ def _instruction(text: str, path: str) -> str:
     rest = re.sub(r"[ \t]+", " ", rest).strip(" ,:;.-\n")
     rest = _FILLER.sub("", rest).strip(" ,:;.")
     rest = _ASKING.sub("", rest).strip(" ,:;.?")
-    rest = re.sub(r"^(?:where is|locate|find|ground)\s+", "", rest, flags=re.I)
+    rest = re.sub(r"^(?:where?\s+is|locate|find|ground)\s*:?\s+", "", rest, flags=re.I)
     rest = re.sub(r"\s+(?:is|are|sits|lives)$", "", rest, flags=re.I)  # "where the Bold button is"
     return rest
 
@@ -133,10 +154,20 @@ def _instruction(text: str, path: str) -> str:
 # The asking around an element: "show me where the X is", "I need the location of the X"
 _ASKING = re.compile(
     r"^(?:(?:please|pls|plz)\s+)?(?:(?:can|could|would)\s+you\s+)?(?:(?:look(?:\s+at)?|open|check)\s+(?:it\s+)?and\s+)?"
-    r"(?:(?:show|tell)\s+me\s+where(?:\s+(?:is|are))?|where(?:'s|\s+is|\s+are|\s+can\s+i\s+find)?|"
+    r"(?:(?:show|tell)\s+me\s+where(?:\s+(?:is|are))?|where?(?:'s|\s+is|\s+are|\s+can\s+i\s+find)?|"
+    r"make\s+(?:a\s+|the\s+)?heat\s?map\s+(?:for|of)|"
+    r"the\s+(?:thing|one|element|bit)\s+i(?:\s+need|\s+want|'m\s+looking\s+for|\s+am\s+looking\s+for)\s+is|"
     r"identify|locate|find|spot|point\s+(?:to|at|out)|highlight|"
     r"(?:i\s+need|give\s+me|what(?:'s|\s+is))\s+the\s+(?:location|position|coordinates|place)\s+of)\s+"
     r"(?:the\s+)?",
+    re.I,
+)
+
+
+# "The thing I need is the gear icon": what the person names after it is the target
+_THE_ONE = re.compile(
+    r"^the\s+(?:thing|one|element|bit)\s+i(?:\s+need|\s+want|'m\s+looking\s+for|"
+    r"\s+am\s+looking\s+for)\s+is\s+",
     re.I,
 )
 
@@ -146,7 +177,7 @@ _FILE_CHORE = re.compile(
     r"^\s*(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?(?:convert|rename|remove the background|resize|"
     r"crop|compress|delete|upload|download|send|e-?mail|print|save|copy|move|share|attach|rotate|blur|"
     r"open\s+\S+\s+in|sharpen|edit|watermark|minify|beautify|format|validate|lint|translate|"
-    r"take\s+a\s+screenshot|screenshot(?!\s*[:,-]))\b",
+    r"take\s+a\s+screenshot|screenshot(?!\s*[:,-]|\s*[\"'“`]))\b",
     re.I,
 )
 
@@ -157,7 +188,9 @@ _POLITE = re.compile(
     re.I,
 )
 # a field label before the instruction ("instruction: the Bold button")
-_LABEL = re.compile(r"^(?:instruction|task|target|element|goal|action|query)\s*:\s*", re.I)
+_LABEL = re.compile(
+    r"^(?:instruction|task|target|element|goal|action|query|act|ground)\s*:\s*", re.I
+)
 # a sentence that only says where the screenshot is ("I attached it.", "Here is the image.")
 _ABOUT_FILE = re.compile(
     r"^(?:i(?:'ve| have)?\s+(?:attached|uploaded|added|took|sent)|here(?:'s| is)|this is|see|"
@@ -177,7 +210,7 @@ _TYPED = re.compile(
 # be sure I don't click it by accident.", "Thanks!") or a question that only points back ("Where
 # is it?")
 _ASIDE = re.compile(
-    r"^(?:i|i'm|i am|i'd|i've|we|we're|thanks?|thank\s+you|cheers|so\s+that|because|"
+    r"^(?:i|i'm|i am|i'd|i've|we|we're|thanks?|thank\s+you|cheers|so\s+that|because|help|any\s+ideas|"
     r"(?:where|what)(?:'s|\s+is|\s+are)\s+(?:it|that|this|they|them)|(?:it|that)(?:'s|\s+is)\s+"
     r"(?:urgent|important))\b",
     re.I,
@@ -185,8 +218,8 @@ _ASIDE = re.compile(
 # a leading clause of the person's situation: "I'm looking at it and can't find ...", "I can't see"
 _SEARCHING = re.compile(
     r"^(?:i(?:'m| am)\s+\w+ing\b[^,.]*?\s+(?:and|but)\s+)?(?:(?:i|she|he|they|we|my\s+\w+)\s+)?"
-    r"(?:can(?:'t|not| not)|cant|could(?:n't| not)|couldnt|do(?:n't| not)|dont|does(?:n't| not)|doesnt)"
-    r"\s+(?:find|see|locate|spot)\s+",
+    r"(?:(?:really|just|still|simply)\s+)?(?:can(?:'t|not| not)|cant|could(?:n't| not)|couldnt|do(?:n't| not)|dont|does(?:n't| not)|doesnt)"
+    r"\s+(?:for\s+the\s+life\s+of\s+me\s+|seem\s+to\s+|really\s+)?(?:find|see|locate|spot)\s+",
     re.I,
 )
 # what asks for the target: a request to find or act, or the person saying what they cannot find
@@ -203,7 +236,10 @@ _CLICK_VERB = re.compile(r"^(?:tick|untick|expand|collapse)\s+(?:on\s+)?(?=\S)",
 _TRAILING = re.compile(
     r"\s*,?\s*(?:(?:and\s+)?nothing\s+else|by\s+(?:clicking|tapping|pressing)(?:\s+on)?\s+"
     r"(?:it|that|this|them)|for\s+me|please|thanks?(?:\s+you)?|if\s+you\s+(?:can|could|would|don't"
-    r"\s+mind)|when\s+you\s+(?:can|get\s+a\s+chance))\s*[.!?]*\s*$",
+    r"\s+mind)|when\s+you\s+(?:can|get\s+a\s+chance)|"
+    # an aside after a comma: the person's guess or why ("settings I guess", "it keeps popping up")
+    r",\s*(?:[\w'-]+\s+){0,3}i\s+(?:guess|think|suppose|believe)|"
+    r",\s*(?:it|this|that)(?:\s+(?:keeps|always|never|[a-z]+s)|'s|\s+is)\s+[^,]*)\s*[.!?]*\s*$",
     re.I,
 )
 
@@ -231,6 +267,7 @@ def _tidy(instruction: str) -> str:
         before = rest
         rest = _POLITE.sub("", rest).strip(" ,")
         rest = _LABEL.sub("", rest)
+        rest = _THE_ONE.sub("", rest)
         rest = re.sub(r"^(?:this|the)\s+instruction\s*:?\s*", "", rest, flags=re.I)
         rest = _SEARCHING.sub("", rest)
         rest = _CLICK_VERB.sub("", rest)
@@ -287,21 +324,54 @@ def _typed(instruction: str) -> dict[str, Any] | None:
     }
 
 
+def _saved(text: str) -> tuple[str, str, str | None]:
+    """``text`` without a clause that says where an output goes, what it is, and its path."""
+    m = _SAVE.search(text)
+    if not m:
+        return text, "", None
+    return text[: m.start()] + text[m.end() :], m["what"].lower(), m["path"]
+
+
 def _extract_ground(text: str) -> dict[str, Any] | None:
+    if _FILE_CHORE.match(text):
+        return None
+    text, what, saved = _saved(text)
     m = _IMAGE.search(text)
-    if not m or _FILE_CHORE.match(text):
+    if not m:
         return None
     path = m["qpath"] or m["path"]
     quoted = m["qpath"] is not None
     instruction = _instruction(text.replace(m.group(0), path) if quoted else text, path)
-    return {"image": path, "instruction": _tidy(instruction)} if instruction else None
+    if not instruction:
+        return None
+    out: dict[str, Any] = {"image": path, "instruction": _tidy(instruction)}
+    if saved and what.startswith("heat"):
+        out["heatmap"] = saved
+    return out
 
 
 def _extract_act(text: str) -> dict[str, Any] | None:
-    m = _PAGE.search(text)
-    if not m or _FILE_CHORE.match(text):
+    if _FILE_CHORE.match(text):
         return None
-    instruction = _instruction(text, m["path"])
+    text, what, saved = _saved(text)
+    extra = {"screenshot": saved} if saved and not what.startswith("heat") else {}
+    markup = _MARKUP.search(text)
+    m = _PAGE.search(text if markup is None else text[: markup.start()] + text[markup.end() :])
+    if m:
+        page = m["path"]
+        instruction = _instruction(text, page)
+    elif markup:
+        page = markup.group(0)
+        # "in this page: <html>...", "of this HTML: <form>..." name the pasted markup
+        instruction = re.sub(
+            r"\s*\b(?:(?:in|on|of|from|inside|within|into)\s+)?(?:this|the|that)\s+"
+            r"(?:html\s+page|web\s+page|page|html|markup|snippet|form)\s*:?\s*$",
+            "",
+            (text[: markup.start()] + text[markup.end() :]).strip(),
+            flags=re.I,
+        ).strip(" ,:;.")
+    else:
+        return None
     quoted = r"(?:\"(?P<t1>[^\"]+)\"|“(?P<t2>[^”]+)”|'(?P<t3>[^']+)')"
     typed = re.search(
         rf"\b(?:type|enter|write|put|input|fill\s+in)\s+{quoted}\s+(?:in|into|in to|on)\s+(?P<target>.+)$",
@@ -310,15 +380,16 @@ def _extract_act(text: str) -> dict[str, Any] | None:
     ) or re.search(rf"\bfill(?:\s+in)?\s+(?P<target>.+?)\s+with\s+{quoted}\s*$", instruction, re.I)
     if typed:
         return {
-            "page": m["path"],
+            "page": page,
             "instruction": _tidy(typed["target"].strip()),
             "action": "type",
             "text": typed["t1"] or typed["t2"] or typed["t3"],
+            **extra,
         }
     if not instruction:
         return None
     instruction = _tidy(instruction)
-    return {"page": m["path"], **(_typed(instruction) or {"instruction": instruction})}
+    return {"page": page, **(_typed(instruction) or {"instruction": instruction}), **extra}
 
 
 @operation(

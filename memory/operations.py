@@ -154,7 +154,7 @@ _REMEMBER = re.compile(
     r"(?:note|jot)\s+(?:that|down)\b|"
     r"(?:store|save|record|log)\b(?:\s+(?:this|that))?(?:\s+for\s+later)?\s*(?=:)|"
     r"(?:store|save|record|remember|note)\s+the\s+fact\s+that\b|"
-    r"(?:store|save|record|log|add|put)\s+(?:(?:this|that|it)\s+)?(?:in|into|to)\s+(?:your\s+)?memory\b"
+    r"(?:store|save|record|log|add|put)\s+(?:(?:this|that|it)\s+)?(?:in|into|to)\s+(?:your\s+|my\s+)?(?:long[\s-]term\s+)?memory\b"
     r"(?:\s+that)?|"
     r"(?:make|keep|take)\s+a\s+note\s+(?:that|of)\b|"
     r"(?:save|store|record)\s+that\s+(?=(?:my|our|his|her|their|i|we|he|she|they)\b)|"
@@ -199,7 +199,7 @@ _FORGET_LEAD = re.compile(
     re.I,
 )
 _FORGET_TAIL = re.compile(
-    r"\s*(?:(?:from|in)\s+(?:your\s+|my\s+|the\s+)?memory|any\s?more|anymore|please|thanks)\b[\s.!?]*$",
+    r"\s*(?:(?:from|in)\s+(?:your\s+|my\s+|the\s+)?memory|any\s?more|anymore|now|please|thanks)\b[\s.!?]*$",
     re.I,
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s+-\s+|\s+—\s+")
@@ -309,27 +309,28 @@ _KEEP_WORDS = re.compile(
 )
 _KEEP_LEAD = re.compile(
     r"^(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+|pls\s+)?(?:(?:i\s+)?(?:want|need)\s+you\s+to\s+)?"
-    r"(?:remember|memori[sz]e|keep\s+in\s+mind|keep(?=\s+(?:this|that|it)\b)(?:\s+(?:this|that|it))?(?:\s+in\s+mind)?(?:\s+going\s+forward)?|don'?t\s+forget|(?:make|keep|take)\s+a\s+note|"
+    r"(?:remember|memori[sz]e|keep\s+in\s+mind|keep(?=\s+(?:this|that|it)\b)(?:\s+(?:this|that|it))?(?:\s+in\s+mind)?(?:\s+going\s+forward)?|don'?t\s+(?:let\s+me\s+)?forget|(?:make|keep|take)\s+a\s+note|"
     r"(?:jot|write|note)\s+down|note|save|store|record|log|file\s+away|commit\s+to\s+memory|"
     r"(?:add|put|save|store|write|keep)(?:\s+(?:this|that|it))?\s+(?:in|into|to|on)\s+(?:your\s+|my\s+)?"
-    r"(?:memory|notes|file))\b"
-    r"(?:\s+(?:this|that|it))?(?:\s+for\s+(?:me|later))?(?:\s+(?:that|of))?\s*[:,-]?\s*",
+    r"(?:long[\s-]term\s+)?(?:memory|notes|file))\b"
+    r"(?:\s+(?:this|that|it)(?:\s+one)?)?(?:\s+for\s+(?:me|later))?(?:\s+(?:that|of))?\s*[:,-]?\s*",
     re.I,
 )
 _KEEP_TAIL = re.compile(
     r"\s*\b(?:for\s+(?:me|later|future\s+reference|the\s+record|safekeeping)|somewhere|on\s+file|"
-    r"in\s+(?:your\s+)?(?:mind|memory)|please|thanks)\b\s*$",
+    r"in\s+(?:your\s+)?(?:long[\s-]term\s+)?(?:mind|memory)|please|thanks)\b\s*$",
     re.I,
 )
 # Words around a fact that are not part of it: "it's important", "quick one", "can you"
 _ASIDE = re.compile(
-    r"^(?:(?:it'?s|this\s+is)\s+(?:important|urgent)|quick\s+one|(?:can|could|would|will)\s+you|"
+    r"^(?:(?:it'?s|this\s+is)\s+(?:important|urgent)|quick\s+one|(?:(?:this|that)\s+)?one|(?:can|could|would|will)\s+you|"
     r"(?:for\s+)?(?:me|later|future\s+reference|the\s+record|next\s+time)|"
     r"(?:the\s+)?(?:important|key|main|relevant|crucial|short)\s+(?:bit|part|thing|point|version))$",
     re.I,
 )
 _CHATTER = re.compile(
-    r"^\s*(?:(?:hey|hi|hello|ok(?:ay)?|so|also|oh|and|anyway|anyhow|btw|fyi|pls|please|quick\s+one|"
+    r"^\s*(?:(?:hey|hi|hello|ok(?:ay)?|so|also|oh|and|but|anyway|anyhow|btw|fyi|pls|please|quick\s+one|"
+    r"long\s+story(?:\s+short)?|"
     r"heads[\s-]up|just\s+so\s+you\s+know)\b[\s!,.:-]*)+",
     re.I,
 )
@@ -437,13 +438,19 @@ def _subject(said: str) -> str | None:
     about = re.split(
         r",\s*(?=(?:it'?s|it\s+(?:is|was|has|had|turned|got|changed|ended|moved)|since|because|as|"
         r"that'?s|that\s+(?:was|is)|they'?re|i'?ve|we'?ve|he|she|they|we|i|turns\s+out|"
-        r"never\s?mind|so)\b)",
+        r"never\s?mind|so|"
+        # a sentence of news after the topic: "Marco gave it back", "the project got cancelled"
+        r"(?:(?:the|my|our|his|her|their)\s+)?[\w'-]+\s+(?:gave|got|was|is|has|had|were|are|"
+        r"took|sold|left|moved|changed|returned|brought|came|went|did|didn'?t|doesn'?t|won'?t|"
+        r"isn'?t|wasn'?t)\b)\b)",
         about,
         maxsplit=1,
         flags=re.I,
     )[0]
     for _ in range(3):
         about = _FORGET_TAIL.sub("", about).strip().rstrip(".?!,").strip()
+    # "the drill thing": the word that only says "the matter of"
+    about = re.sub(r"(?<=\w)\s+(?:thing|stuff|business|situation)$", "", about, flags=re.I)
     if not about or about.lower() in _NOT_A_TOPIC:
         return None
     return about
@@ -458,7 +465,8 @@ _FORGET_ANY = re.compile(
 _NEGATED = re.compile(r"\b(?:don'?t|do\s+not|never|not)\s+(?:let\s+(?:me|us)\s+)?$", re.I)
 _NO_NEED = re.compile(
     r"^(?:(?:there'?s\s+)?no\s+need\s+to|you\s+(?:don'?t|do\s+not)\s+need\s+to|"
-    r"(?:you\s+)?(?:can|may)\s+stop)\s+(?:keep(?:ing)?|remember(?:ing)?|stor(?:e|ing)|know(?:ing)?)\s+",
+    r"(?:you\s+)?(?:can|may)\s+stop|i\s+(?:don'?t|do\s+not)\s+want\s+you(?:\s+to)?)\s+"
+    r"(?:keep(?:ing)?|remember(?:ing)?|stor(?:e|ing)|know(?:ing)?)\s+",
     re.I,
 )
 

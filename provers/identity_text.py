@@ -70,6 +70,7 @@ _UNICODE = str.maketrans(
         "⋅": "*",
         "−": "-",
         "–": "-",
+        "—": " - ",
         "²": "^2",
         "³": "^3",
         "≥": ">=",
@@ -180,7 +181,7 @@ def _plain(text: str) -> str:
     text = _PY_SUM.sub(_python_sum, text)
     text = text.replace("//", "/")
     text = re.sub(r"\bbinom\(", "binomial(", text)
-    text = re.sub(r"\bC\(", "binomial(", text)
+    text = re.sub(r"\b(?:C|comb|nCr|choose)\(", "binomial(", text)
     text = _CHOOSE.sub(lambda m: f"binomial({m['a']}, {m['b']})", text)
     for word, op in _WORD_OPS:
         text = re.sub(word, op, text, flags=re.I)
@@ -195,7 +196,9 @@ def _is_math(expr: str) -> bool:
     return all(len(w) == 1 or w in _FUNCTIONS for w in re.findall(r"[A-Za-z_]\w*", expr))
 
 
-_RHS_STOP = re.compile(r"[.;:?!](?:\s|$)|\s-{1,2}\s*(?=[A-Za-z]{2})|,\s|[=<>\"'`$\[\]{}]")
+_RHS_STOP = re.compile(
+    r"(?:[.;:?]|(?<![\w)])!)(?:\s|$)|\s-{1,2}\s*(?=[A-Za-z]{2})|,\s|[=<>\"'`$\[\]{}]"
+)
 
 
 def _math_prefix(text: str) -> str:
@@ -229,6 +232,8 @@ _AFTER_SUM = tuple(
     for form in (
         rf"(?:of\s+)?(?P<body>.+?)\s*,?\s*{_INTRO}{r}",
         rf"{_INTRO}{r}\s*,?\s*of\s+(?P<body>.+)",
+        # "Σ k=0..n C(n,k)/(k+1)": the range first, the summand straight after it
+        rf"{r}\s*,?\s+(?P<body>.+)",
     )
 )
 # the range alone, after "summed"

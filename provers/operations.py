@@ -153,7 +153,11 @@ def _extract_prove(text: str) -> dict[str, Any] | None:
     return found
 
 
-_REPAIR = re.compile(r"\b(?:repair|fix|patch|mend|refine|salvage|rescue)\b", re.I)
+_REPAIR = re.compile(
+    r"\b(?:repair|fix|patch|mend|refine|salvage|rescue|finish|complete\s+(?:it|this|the\s+proof)|"
+    r"partial\s+proof)\b",
+    re.I,
+)
 
 
 def _asks_repair(text: str, found: dict[str, Any]) -> bool:
@@ -168,8 +172,12 @@ def _asks_repair(text: str, found: dict[str, Any]) -> bool:
 
 
 def _method_named(text: str) -> str | None:
-    """The proving method a task names in words, if any."""
-    if re.search(r"\bportfolio\b", text, re.I):
+    """The proving method a task names in words, if any; the portfolio and refinement named
+    together ("refine it if the portfolio can't") are what ``auto`` does."""
+    portfolio = re.search(r"\bportfolio\b", text, re.I)
+    if portfolio and re.search(r"\b(?:refine|repair|refinement)\b", text, re.I):
+        return "auto"
+    if portfolio:
         return "portfolio"
     if re.search(r"\b(?:refine|repair|refinement)\b", text, re.I):
         return "refine"

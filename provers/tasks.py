@@ -23,7 +23,7 @@ __all__ = ["coq_from_text", "identity_from_text", "lean_from_text", "split_ident
 
 _KEYWORD = r"(?:Theorem|Lemma|Example|Fact|Corollary|Proposition|Remark)"
 _COQ_STATEMENT = re.compile(
-    rf"(?P<stmt>{_KEYWORD}\s+[A-Za-z_][\w']*[^.]*?:\s*(?:[^.]|\.(?=[^\s]))+\.)"
+    rf"(?P<stmt>{_KEYWORD}\s+[A-Za-z_][\w']*[^.?!]*?:\s*(?:[^.]|\.(?=[^\s]))+\.)"
     r"(?:\s*(?P<proof>Proof\..*?(?:Qed|Defined|Admitted)\.))?",
     re.S,
 )
@@ -41,7 +41,9 @@ _FORALL = re.compile(
 _HEADER_SENTENCE = re.compile(
     r"(?:From\s+[\w.]+\s+)?Require\s+(?:Import\s+|Export\s+)?[\w.\s]+?\.(?=\s|$)|"
     r"(?:Local\s+|Global\s+)?Open\s+Scope\s+\w+\.(?=\s|$)|(?<![\w.])Import\s+[\w.\s]+?\.(?=\s|$)|"
-    r"Set\s+Implicit\s+Arguments\.(?=\s|$)"
+    r"Set\s+Implicit\s+Arguments\.(?=\s|$)|"
+    # a definition the statement uses: "Fixpoint sum_to (n : nat) : nat := match ... end."
+    r"(?<![\w.])(?:Fixpoint|Definition|Inductive)\s+[A-Za-z_][\w']*(?:[^.]|\.(?=\S))*?:=(?:[^.]|\.(?=\S))*\.(?=\s|$)"
 )
 _BARE_TAIL = re.compile(
     r"(?:\s*,?\s+(?:in|with|using)\s+(?:coq|rocq)\b.*|\s*,?\s*please\b.*|\s*\?.*|\s*\.\s*|"
@@ -65,7 +67,8 @@ def _bare_statement(text: str) -> str | None:
         lead = re.search(r"(?:~|¬)?\s*(?:\(\s*)+$", text[:start])
         if lead:
             start = lead.start()
-        body = text[start:]
+        # a full stop and a space end a Gallina sentence: what follows is the person's words
+        body = re.split(r"\.(?=\s)", text[start:], maxsplit=1)[0]
         for _ in range(3):
             body = _BARE_TAIL.sub("", body).strip()
         return body if body and body.count("(") == body.count(")") else None
@@ -80,6 +83,12 @@ def _bare_statement(text: str) -> str | None:
     return fm["body"].strip().rstrip(".") if fm else None
 
 
+# words that ask for a partial proof to be finished: its draft is the refinement's start
+_FINISH = re.compile(
+    r"\b(?:finish|complete|fill\s+in|continue|repair|fix)\b|\bpartial\s+proof\b", re.I
+)
+
+
 def coq_from_text(text: str) -> dict[str, Any] | None:
     """A Coq statement (``Theorem t : ... .``, or a bare ``forall ...`` when the text names
     Coq or quantifies over typed binders as Gallina does, ``forall b : bool, ...``) and the
@@ -87,7 +96,9 @@ def coq_from_text(text: str) -> dict[str, Any] | None:
     m = _COQ_STATEMENT.search(text)
     if m and not _LEAN_WORDS.search(text[: m.start()]):
         out: dict[str, Any] = {"statement": m["stmt"].strip(), "backend": "coq"}
-        if m["proof"] and not m["proof"].rstrip().endswith("Admitted."):
+        # a proof that ends in Admitted is no proof, unless it is a draft to finish
+        prose = text[: m.start()] + text[m.end() :]
+        if m["proof"] and (not m["proof"].rstrip().endswith("Admitted.") or _FINISH.search(prose)):
             out["proof"] = m["proof"].strip()
         header = _HEADER_SENTENCE.findall(text[: m.start()])
         if header:
@@ -109,6 +120,7 @@ _LEAN_BARE = re.compile(
 def _lean_proof(text: str) -> str:
     """The proof after ``:=`` as written: a ``by`` block or a term, up to the prose after it."""
     text = text.split("`")[0]  # "`theorem ... := by ring` correct?"
+    text = re.sub(r"^\s*--[^\n]*", "", text)  # ":= -- can you prove it?": a comment, no proof
     lines: list[str] = []
     for line in text.strip("\n").splitlines():
         if not line.strip():
@@ -132,6 +144,9 @@ def lean_from_text(text: str) -> dict[str, Any] | None:
     if re.search(rf"\b{_KEYWORD}\b", text) and not re.search(r"\b(?:theorem|lemma)\b", text):
         return None
     out: dict[str, Any] = {"statement": m["stmt"].strip(), "backend": "lean"}
+    imports = re.findall(r"(?<![\w.])import\s+[A-Z][\w.]*", text[: m.start()])
+    if imports:
+        out["header"] = "\n".join(" ".join(i.split()) for i in imports)
     proof = _lean_proof(m["proof"] or "")
     if proof and not re.fullmatch(r"(?:by)?\s*(?:sorry)?", proof):
         out["proof"] = proof

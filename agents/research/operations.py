@@ -42,7 +42,23 @@ class ResearchOutput(BaseModel):
         return "\n".join(lines)
 
 
-_SOURCE = re.compile(r"(?P<path>(?:[\w./~-])+\.(?:sqlite3?|db|csv|parquet))\b", re.I)
+_SOURCE = re.compile(
+    r"(?P<path>(?:[A-Za-z]:\\)?(?:[\w./~-]|\\(?=[\w.]))+\.(?:sqlite3?|db|csv|parquet))\b", re.I
+)
+# where the report goes: "write the report to reports/hr", "save the results in out/"
+_OUT_DIR = re.compile(
+    r"\s*,?\s*(?:and\s+)?(?:write|save|put|store|output)\s+(?:the\s+|my\s+)?(?:report|results?|output)"
+    r"\s+(?:to|in|into|under|at)\s+(?:the\s+)?(?:folder\s+|directory\s+)?"
+    r"(?P<path>(?:[A-Za-z]:\\)?(?:[\w./~-]|\\(?=[\w.]))+)",
+    re.I,
+)
+# how many insights: "top 5 insights", "3 interesting things", "the 10 best findings"
+_TOP = re.compile(
+    r"\btop[\s-]+(?P<a>\d{1,3})\b|\b(?P<b>\d{1,3})\s+(?:(?:most|more|really)\s+)?"
+    r"(?:interesting|important|key|best|main|surprising|notable|useful|top)?\s*"
+    r"(?:insights?|things|findings|facts|patterns|observations|takeaways)\b",
+    re.I,
+)
 _FOLDER = re.compile(
     r"\b(?:folder|directory|dir|data ?set)\s+(?:(?:of\s+\w+(?:\s+files)?\s+)?(?:at|in|under|called|named)\s+)?"
     r"(?P<path>(?=[\w.~-]*[/._\d])[\w./~-]+/?)",
@@ -81,6 +97,14 @@ _ENTITY = re.compile(
 def _extract(text: str) -> dict[str, Any] | None:
     if _CHORE.match(text):
         return None
+    extra: dict[str, Any] = {}
+    out = _OUT_DIR.search(text)
+    if out:
+        extra["out_dir"] = out["path"].rstrip(".,;:?!")
+        text = text[: out.start()] + text[out.end() :]
+    top = _TOP.search(text)
+    if top and 1 <= int(top["a"] or top["b"]) <= 200:
+        extra["top"] = int(top["a"] or top["b"])
     m = (
         _SOURCE.search(text)
         or _FOLDER.search(text)
@@ -92,7 +116,7 @@ def _extract(text: str) -> dict[str, Any] | None:
     path = m["path"].rstrip(".,;:?!") or m["path"]
     if path.lower().endswith((".csv", ".parquet")):
         path = str(Path(path).parent) if "/" in path else "."
-    return _with_entity(text, {"source": path})
+    return _with_entity(text, {"source": path, **extra})
 
 
 # a bare ``key=value`` anywhere, quoted or not: the entity to focus on

@@ -368,7 +368,7 @@ def test_the_memory_gate_is_fitted_and_reports_its_left_out_figures() -> None:
     assert gate.classes == GATE_CLASSES
     assert gate.weights.shape == (len(GATE_CLASSES), len(gate.features))
     left_out = gate.meta["left_out"]
-    assert set(left_out) == {"generated", "fresh_dev", "fresh2", "fresh3"}
+    assert set(left_out) == {"generated", "fresh_dev", "fresh2", "fresh3", "fresh4"}
     p = gate.probabilities({})
     assert abs(sum(p.values()) - 1) < 1e-9
 
@@ -397,3 +397,70 @@ def test_a_broken_gate_file_is_named_with_what_is_wrong(tmp_path) -> None:
         assert str(path) in str(info.value)
     with pytest.raises(ConfigError, match="cannot read"):
         Gate.load(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # the news after the subject is not the subject: a name, or "the X", and what happened
+        (
+            "forget about the ladder thing, Priya brought it back",
+            "memory_forget",
+            {"about": "the ladder"},
+        ),
+        (
+            "erase everything about Orion, the launch was called off",
+            "memory_forget",
+            {"about": "Orion"},
+        ),
+        (
+            "You can forget my old PIN now, I've changed it.",
+            "memory_forget",
+            {"about": "my old PIN"},
+        ),
+        # "I don't want you remembering X" names X; "wipe it" points back at it
+        (
+            "I don't want you remembering my old address anymore, wipe it",
+            "memory_forget",
+            {"about": "my old address"},
+        ),
+        # the asking around the note: a storage word, "this one", a story's opening
+        (
+            "Add to my long-term memory: the spare key is under the blue pot.",
+            "memory_remember",
+            {"text": "the spare key is under the blue pot."},
+        ),
+        (
+            "Don't let me forget this one — the plumber comes on the 14th.",
+            "memory_remember",
+            {"text": "the plumber comes on the 14th"},
+        ),
+        # a question said to be answered from the person's notes
+        ("From my notes, explain why I stopped running.", "memory_reason", {}),
+    ],
+)
+def test_memory_requests_with_asides_and_news_around_them(router, text, operation, args) -> None:
+    route = router.route(text, evidence=0.2)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        (
+            "Give me the top 4 insights from C:\\data\\sales.db and write the report to out\\sales",
+            {"source": "C:\\data\\sales.db", "top": 4, "out_dir": "out\\sales"},
+        ),
+        (
+            "What are 2 surprising findings in logs/app.sqlite?",
+            {"source": "logs/app.sqlite", "top": 2},
+        ),
+    ],
+)
+def test_research_reads_how_many_insights_and_where_the_report_goes(router, text, args) -> None:
+    route = router.route(text, evidence=0.0)
+    assert route.operation == "research_research", route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)

@@ -147,3 +147,69 @@ def test_instructions_are_read_from_context_labels_and_typed_text(
 def test_a_file_chore_on_a_screenshot_is_no_grounding() -> None:
     assert load_registry().get("gui_ground").arguments("screenshot the settings in app.png") is None
     assert load_registry().get("gui_ground").arguments("Resize shot.png to 800 px") is None
+
+
+@pytest.mark.parametrize(
+    ("op", "text", "want"),
+    [
+        # a Windows path, drive letter and backslashes, is the screenshot's whole path
+        (
+            "gui_ground",
+            r"Can you check D:\shots\march\login.png and show me where the Sign up link is?",
+            {"image": r"D:\shots\march\login.png", "instruction": "Sign up link"},
+        ),
+        # the person says they have the file, then what they cannot find; "Help?" is no target
+        (
+            "gui_ground",
+            "I have a screenshot at out/shop.png and I really can't find the basket icon. Help?",
+            {"image": "out/shop.png", "instruction": "the basket icon"},
+        ),
+        # the path as a keyword argument, the verb as a label
+        (
+            "gui_ground",
+            "ground: 'the red Delete button' image=admin.png",
+            {"image": "admin.png", "instruction": "'the red Delete button'"},
+        ),
+        # where an output goes is an argument, not part of what to find
+        (
+            "gui_ground",
+            "make a heatmap for 'the search field' on home.png and save the heatmap to maps/h.png",
+            {"image": "home.png", "instruction": "'the search field'", "heatmap": "maps/h.png"},
+        ),
+        (
+            "gui_act",
+            "press 'Continue' in flow/a.html and save a screenshot to shots/b.png",
+            {"page": "flow/a.html", "instruction": "press 'Continue'", "screenshot": "shots/b.png"},
+        ),
+        # the page's HTML pasted into the request is the page
+        (
+            "gui_act",
+            'Press the link on this page: <p><a href="#">More</a></p>',
+            {"page": '<p><a href="#">More</a></p>', "instruction": "Press the link"},
+        ),
+        # "act on X:" labels the page; the typing after it is read as typing
+        (
+            "gui_act",
+            "act on signup.html: type 1990 into the birth year field",
+            {"instruction": "birth year field", "action": "type", "text": "1990"},
+        ),
+        # an aside after a comma: the person's guess, or why they ask
+        (
+            "gui_act",
+            "click 'Dismiss' on the page at ./a/b.html, it blocks the whole screen",
+            {"page": "./a/b.html", "instruction": "click 'Dismiss'"},
+        ),
+        (
+            "gui_ground",
+            "Here is the screen (x/y.png). The one I want is the blue cloud icon, sync I think",
+            {"image": "x/y.png", "instruction": "the blue cloud icon"},
+        ),
+    ],
+)
+def test_instructions_in_the_forms_people_write_paths_and_outputs(
+    op: str, text: str, want: dict[str, str]
+) -> None:
+    got = load_registry().get(op).arguments(text)
+    assert got is not None, text
+    for key, value in want.items():
+        assert got.get(key) == value, (key, got)

@@ -53,3 +53,63 @@ def test_the_identity_reader_is_reachable_from_tasks() -> None:
     found = identity_from_text("Show that the sum of k for k from 1 to n equals n(n+1)/2.")
     assert found == {"statement": "Sum(k, (k, 1, n)) = n*(n+1)/2", "method": "wz"}
     assert split_identity(found["statement"]) == ("Sum(k, (k, 1, n))", "n*(n+1)/2")
+
+
+def test_coq_tasks_with_prose_definitions_and_drafts_around_the_statement() -> None:
+    # a keyword in the person's question is not the statement
+    asked = coq_from_text(
+        "Is Remark a keyword too? verify: Remark le_refl' : forall n : nat, n <= n. "
+        "Proof. auto. Qed."
+    )
+    assert asked is not None and asked["statement"] == "Remark le_refl' : forall n : nat, n <= n."
+    # a bare statement ends at its full stop: the request after it is not part of it
+    bare = coq_from_text("lemma: forall n : nat, n * 1 = n. can you prove it")
+    assert bare is not None and bare["statement"] == "Theorem goal : forall n : nat, n * 1 = n."
+    # the definition the statement uses is its header
+    defined = coq_from_text(
+        "Does this compile? Definition double (n : nat) : nat := n + n. "
+        "Lemma d0 : double 0 = 0. Proof. reflexivity. Qed."
+    )
+    assert defined is not None
+    assert defined["header"] == "Definition double (n : nat) : nat := n + n."
+    # a draft that ends in Admitted is the proof to finish when the person asks for that, and
+    # no proof otherwise
+    draft = "Lemma z : forall n : nat, 0 + n = n. Proof. intros n. Admitted."
+    finish = coq_from_text("Please finish my partial proof: " + draft)
+    assert finish is not None and finish["proof"] == "Proof. intros n. Admitted."
+    plain = coq_from_text("Prove this: " + draft)
+    assert plain is not None and "proof" not in plain
+
+
+def test_lean_imports_are_the_header_and_a_comment_is_no_proof() -> None:
+    found = lean_from_text("Lean 4: import Mathlib theorem t (a : ℤ) : a + 0 = a := by simp")
+    assert found is not None and found["header"] == "import Mathlib"
+    asked = lean_from_text("lean: theorem t (p : Prop) : p → p := -- prove this please")
+    assert asked == {"statement": "theorem t (p : Prop) : p → p :=", "backend": "lean"}
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # an em dash before the request, a middle dot for a product
+        (
+            "∑_{k=0}^{n} C(n,k)·3^k = 4^n — can you show it?",
+            "Sum(binomial(n,k)*3**k, (k, 0, n)) = 4**n",
+        ),
+        # Python's math.comb
+        (
+            "sum(comb(n, k) for k in range(n + 1)) == 2**n -- for all n",
+            "Sum(binomial(n, k), (k, 0, n)) = 2**n",
+        ),
+        # the range first, the summand straight after it
+        ("Σ k=1..n k^3 = (n(n+1)/2)^2", "Sum(k**3, (k, 1, n)) = (n*(n+1)/2)**2"),
+        # a factorial on the right-hand side
+        (
+            "sum_{k=0}^{n} k * k! = (n+1)! - 1",
+            "Sum(k * factorial(k), (k, 0, n)) = factorial(n+1) - 1",
+        ),
+    ],
+)
+def test_sum_identities_in_more_notations(text: str, statement: str) -> None:
+    found = identity_from_text(text)
+    assert found is not None and found["statement"] == statement, found
