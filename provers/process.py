@@ -128,13 +128,19 @@ def read_some(proc: subprocess.Popen[bytes], fd: int, deadline: float) -> tuple[
     Returns ``(chunk, None)``, or ``(b"", exit status)`` at end of output. Raises
     :class:`ReadTimeout` past the deadline and :class:`ReadClosed` if the pipe goes away.
     """
+    # poll, not select: select cannot watch a descriptor numbered 1024 or more, which a
+    # long-running process (a server holding many files and sockets) reaches
+    poller = select.poll()
+    try:
+        poller.register(fd, select.POLLIN | select.POLLPRI)
+    except (OSError, ValueError):
+        raise ReadClosed() from None
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise ReadTimeout()
         try:
-            ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
-            if not ready:
+            if not poller.poll(max(1, int(min(remaining, 1.0) * 1000))):
                 continue
             chunk = os.read(fd, 65536)
         except (OSError, ValueError):

@@ -130,7 +130,13 @@ def spawn_shell(term: str = "dumb") -> tuple[pexpect.spawn, str]:
     exe = Path(sys.executable).with_name("lemmata")
     env = {**os.environ, "TERM": term, "NO_COLOR": "1", "COLUMNS": "120"}
     child = pexpect.spawn(
-        str(exe), ["shell"], env=env, encoding="utf-8", timeout=60, dimensions=(40, 120)
+        str(exe),
+        ["shell"],
+        env=env,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 120),
+        use_poll=True,  # the test process may hold descriptors past select's 1024
     )
     child.expect(r"thread (t-[0-9a-f]+)\. Type 'help'")
     thread = child.match.group(1)

@@ -379,3 +379,33 @@ def test_real_lean_reports_its_version() -> None:
     repl = LeanRepl()
     assert re.fullmatch(r"\d+\.\d+\.\d+\S*", repl.version())
     repl.close()
+
+
+def test_a_prover_answers_in_a_process_holding_over_1024_descriptors(coqtop_path: str) -> None:
+    """A long-running process (a server) can hold more than 1024 open files; its prover's
+    pipe then has a descriptor select() cannot watch. Replies are still read."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"the descriptor limit here is {hard}")
+    if soft != resource.RLIM_INFINITY and soft < 1200:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1200, hard))
+    held: list[int] = []
+    try:
+        while not held or held[-1] < 1030:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        echo = Lines('while read x; do echo "got $x"; done')
+        try:
+            echo.start()
+            echo.write(b"hello\n")
+            assert echo.read(time.monotonic() + 10) == b"got hello"
+        finally:
+            echo.close()
+        with CoqTop() as coq:
+            r = coq.check("", "Theorem t : 2 + 2 = 4.", "reflexivity.")
+        assert r.status is Status.PASS
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
