@@ -44,6 +44,19 @@ class Shared:
         self.lock = threading.RLock()
         self._consolidating: dict[tuple[str, str], threading.Lock] = {}
 
+    def close(self) -> None:
+        """Close the log, and the vector index if it was opened here (an index given as an
+        object belongs to its giver)."""
+        self.log.close()
+        with self.lock:
+            index = self._index
+            if index is None or index is self._index_spec:
+                return
+            self._index = None
+        close = getattr(index, "close", None)
+        if close is not None:
+            close()
+
     def consolidation_lock(self, space: tuple[str, str]) -> threading.Lock:
         """One lock per (user, agent) space, whichever :meth:`Memory.scoped` view asks: two
         views structuring the same pending episodes at once would derive their facts twice."""

@@ -217,8 +217,8 @@ class Memory:
         )
 
     def close(self) -> None:
-        """Close the log (the index needs no closing)."""
-        self.log.close()
+        """Close the log and release the vector index's files (both open again on next use)."""
+        self._shared.close()
 
     def __enter__(self) -> Memory:
         return self

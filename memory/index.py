@@ -213,6 +213,17 @@ class ChromaIndex:
     def count(self, space: tuple[str, str]) -> int:
         return int(self._collection(space).count())
 
+    def close(self) -> None:
+        """Release the client: an embedded index's files are closed once no other client of
+        the same folder is open (chromadb keeps them open for the life of the process
+        otherwise)."""
+        with self._lock:
+            self._collections.clear()
+            close = getattr(self._client, "close", None)
+            if close is not None:
+                with contextlib.suppress(Exception):
+                    close()
+
     def drop(self, space: tuple[str, str]) -> None:
         with self._lock:
             self._collections.pop(space, None)

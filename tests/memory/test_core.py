@@ -184,3 +184,33 @@ def test_two_processes_never_structure_the_same_episodes_twice(tmp_path):
     assert sorted(json.loads(o) for o in outs) == [0, 3]
     assert mem.pending() == 0
     assert len([a for a in mem.audit(200) if a.op == "consolidate"]) == 1
+
+
+def _open_under(folder) -> list[str]:
+    import os
+
+    prefix = str(folder.resolve())
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(prefix):
+            held.append(target)
+    return held
+
+
+def test_a_closed_memory_holds_no_file_of_its_folder_open(tmp_path, embedder):
+    """The vector index keeps its files open until every memory on the folder is closed, and
+    then releases them (it used to hold them for the life of the process)."""
+    first = Memory(tmp_path / "m", user="u", embedder=embedder)
+    first.add_episode("Bob plays the violin in a quartet.", speaker="Bob")
+    assert first.retrieve("What does Bob play?").items
+    second = Memory(tmp_path / "m", user="u", embedder=embedder)
+    assert _open_under(tmp_path / "m")
+    first.close()
+    found = second.retrieve("What does Bob play?").items  # the other memory still works
+    assert found and "violin" in found[0].text
+    second.close()
+    assert _open_under(tmp_path / "m") == []
