@@ -1,6 +1,7 @@
-"""The sealed real data sets: each builds into SQLite as shipped and every checklist item names
-a table, columns and entities that exist there. The research agent is not run here: the sealed
-set is scored once, as totals, by ``benchmarks/research_sealed.py``."""
+"""The second batch of real data sets (sealed at first, development data since): each builds
+into SQLite as shipped and every checklist item names a table, columns and entities that exist
+there. The research agent is not run here: ``benchmarks/research_recall.py`` scores the set as
+its table (d)."""
 
 from __future__ import annotations
 
