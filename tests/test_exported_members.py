@@ -46,6 +46,7 @@ PACKAGES = [
     "lemmata.agents.research.ddrbench",
     "lemmata.agents.research.evaluate",
     "lemmata.agents.research.realdata_sealed",
+    "lemmata.agents.research.realdata_sealed2",
     "lemmata.agents.research.cli",
     "lemmata.agents.research.shell",
     "lemmata.agents.experience",
