@@ -14,7 +14,15 @@ screenshot's OCR is cached (OCR itself is timed per image, separately). Configur
 Font Awesome shape match alone), ``icons-new`` (the icon encoder alone), ``fused-old`` and
 ``fused-new`` (OCR text with either, Consensus-SinglePeak, crop-and-zoom). Splits: screens whose
 icons are Font Awesome glyphs, from the seen sets (trained on), or from the unseen sets
-(:data:`~lemmata.gui.icon_library.HELD_OUT`, never trained or tuned on).
+(:data:`~lemmata.gui.icon_library.HELD_OUT`, never trained or tuned on), and ``realapp``: real
+web applications (TensorBoard, Netron, Bokeh, Material for MkDocs; ``pip install
+'lemmata[realapps]'``) started on 127.0.0.1 and captured in Chromium at 1920x1080 and 1366x768 by
+:mod:`lemmata.gui.realapps`, with the hand-written functional instructions of
+``gui/data/realapps.toml``. Its held-out application (``held_out`` there: mkdocs-material, chosen
+before the grounder saw any real-application screen) is reported apart and as totals only; the
+development applications' misses of fused-new are listed.
+
+    python benchmarks/grounding.py --splits realapp --configs fused-old [--realapp-dir DIR]
 
 --calibrate grounds a development set once with no threshold and sweeps the abstention
 threshold, printing accuracy at each value and the one that maximises the mean of the text,
@@ -38,13 +46,45 @@ from lemmata.gui.ground import Grounder
 from lemmata.gui.icon_library import HELD_OUT
 
 SEEN_SETS = ("tabler", "mdi", "phosphor", "bootstrap")  # trained on, besides Font Awesome
-SPLITS = {"fontawesome": None, "seen": SEEN_SETS, "unseen": HELD_OUT}
+SPLITS: dict[str, Any] = {
+    "fontawesome": None,
+    "seen": SEEN_SETS,
+    "unseen": HELD_OUT,
+    "realapp": "realapp",  # real applications' screens (lemmata.gui.realapps), not generated
+}
 CONFIGS = ("ocr", "icons-old", "icons-new", "fused-old", "fused-new")
+
+
+def _realapp_data(args: argparse.Namespace, tmp: str) -> Path:
+    """The real applications' screens: harvested now (each application started on 127.0.0.1,
+    its pages captured in Chromium), or read from --realapp-dir when it holds a harvest."""
+    from lemmata.gui.realapps import harvest, load_data
+
+    if args.realapp_dir and (Path(args.realapp_dir) / "annotations.json").is_file():
+        return Path(args.realapp_dir)
+    out = Path(args.realapp_dir or Path(tmp) / "screens-realapp")
+    started = time.monotonic()
+    data = load_data()
+    report = harvest(
+        data,
+        out,
+        progress=lambda tag: print(f"  [realapp] captured {tag}", end="\r", file=sys.stderr),
+    )
+    print(
+        f"[realapp] captured {report.screens} screens ({report.items} instructions) in "
+        f"{time.monotonic() - started:.1f} s; held out: {data.held_out}",
+        file=sys.stderr,
+    )
+    for line in report.unresolved:
+        print(f"  [realapp] target not on the screen, left out: {line}", file=sys.stderr)
+    return out
 
 
 def _data(args: argparse.Namespace, tmp: str, split: str) -> Path:
     if args.data:
         return Path(args.data)
+    if split == "realapp":
+        return _realapp_data(args, tmp)
     from lemmata.gui.synthetic import generate
     from lemmata.settings import Settings
 
@@ -105,6 +145,27 @@ def _run_split(
 ) -> dict[str, Any]:
     folder = _data(args, tmp, split)
     items = load_annotations(folder, args.format)
+    if split != "realapp":
+        return _run_items(args, split, items, anchors)
+    if args.calibrate:
+        raise SystemExit("--calibrate does not read the real applications' screens")
+    from lemmata.gui.realapps import load_data
+
+    held_out = load_data().held_out
+    dev = [it for it in items if not it.extra.get("held_out")]
+    sealed = [it for it in items if it.extra.get("held_out")]
+    closed = _run_items(args, f"{split}-held-out", sealed, anchors)
+    for res in closed["configs"].values():
+        res.pop("misses")  # the held-out application is read as totals only
+    return {
+        "development": _run_items(args, f"{split}-dev", dev, anchors),
+        f"held out ({held_out})": closed,
+    }
+
+
+def _run_items(
+    args: argparse.Namespace, split: str, items: list[Any], anchors: dict[str, Any]
+) -> dict[str, Any]:
     text, old, new = anchors["text"], anchors["old"], anchors["new"]
     images = sorted({it.image for it in items})
     ocr_s = []
@@ -138,6 +199,8 @@ def _run_split(
             print(f"  [{_name}] {k}/{n}", end="\r", file=sys.stderr)
 
         res = evaluate(items, predict, progress=shown)
+        for row, it in zip(res.rows, items, strict=True):
+            row.update({k: it.extra[k] for k in ("app", "page", "target") if k in it.extra})
         big = [t for it, t in zip(items, times, strict=True) if (it.img_size or (0, 0))[0] == 1920]
         results[name] = {
             **res.to_dict(),
@@ -145,6 +208,7 @@ def _run_split(
             "seconds_per_query_median": statistics.median(times),
             "seconds_per_query_p95": sorted(times)[int(0.95 * (len(times) - 1))],
             "seconds_per_query_1920x1080_median": statistics.median(big) if big else None,
+            "misses": [r for r in res.rows if not r["correct"]],
         }
     return {
         "screens": len(images),
@@ -189,6 +253,20 @@ def _print_split(split: str, summary: dict[str, Any]) -> None:
     )
 
 
+def _print_misses(summary: dict[str, Any]) -> None:
+    for name, res in summary["configs"].items():
+        if name != "fused-new":
+            continue
+        print(f"misses of {name} on the development applications:")
+        for r in res["misses"]:
+            kind = "negative" if r["negative"] else r["ui_type"]
+            got = "abstained" if r["abstained"] else f"point {r['point']}"
+            print(
+                f"  {r.get('app', '?')}/{r.get('page', '?')} {kind:8} {r['instruction']!r} "
+                f"(target {r.get('target')!r}): {got}, score {r['score']:.2f} [{r['id']}]"
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", help="a ScreenSpot-Pro style folder (annotations.json, images/)")
@@ -198,7 +276,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--splits",
         default="fontawesome,seen,unseen",
-        help="icon-set splits of generated screens: fontawesome, seen, unseen (comma-separated)",
+        help="splits: fontawesome, seen, unseen (generated screens) and realapp (real "
+        "applications, `pip install 'lemmata[realapps]'`), comma-separated",
+    )
+    ap.add_argument(
+        "--realapp-dir",
+        help="realapp: a folder to harvest the screens into, or to read them from when it "
+        "already holds annotations.json (default: a temporary folder)",
     )
     ap.add_argument("--weights", help="icon encoder weights (default: the shipped ones)")
     ap.add_argument(
@@ -232,9 +316,25 @@ def main(argv: list[str] | None = None) -> int:
     text.ocr._cache_size = 10_000  # and keep every reading for the configurations below
     anchors = {"text": text, "old": old, "new": new}
     out: dict[str, Any] = {}
+    if "realapp" in splits and not args.data:
+        from lemmata.gui.realapps import APPS, INSTALL
+
+        missing = sorted({m for app in APPS.values() for m in app.missing()})
+        if missing:
+            print(
+                f"the realapp split needs the real applications ({', '.join(missing)} missing): "
+                f"run `{INSTALL}`",
+                file=sys.stderr,
+            )
+            return 2
     with tempfile.TemporaryDirectory(prefix="grounding-bench-") as tmp:
         for split in splits:
-            out[split] = _run_split(args, tmp, split, anchors)
+            res = _run_split(args, tmp, split, anchors)
+            if split == "realapp" and not args.data:
+                for part, summary in res.items():
+                    out[f"realapp {part}"] = summary
+            else:
+                out[split] = res
     if args.calibrate:
         if len(out) > 1:  # the splits together: one threshold serves every screen
             every = [r for res in out.values() for r in res["calibration"]["rows"]]
@@ -258,22 +358,29 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for split, summary in out.items():
         _print_split(split, summary)
+        if split == "realapp development":  # held-out applications are read as totals only
+            _print_misses(summary)
     print(
         "\nsummary (fused = OCR text + icon anchor; old = Font Awesome shape match, new = icon encoder)"
     )
     shown = [n for n in ("fused-old", "fused-new", "icons-old", "icons-new") if n in args.configs]
-    print(f"{'split':12}{'row':10}" + "".join(f"{n:>11}" for n in shown))
+    print(f"{'split':36}{'row':10}" + "".join(f"{n:>11}" for n in shown))
     for split, summary in out.items():
         r = summary["configs"]
         for row in ("text", "icon", "negative"):
             vals = [r[n][row] for n in shown]
             print(
-                f"{split:12}{row:10}"
+                f"{split:36}{row:10}"
                 + "".join(f"{'-' if v is None else f'{v:.3f}':>11}" for v in vals)
             )
+        vals = [r[n]["seconds_per_query_median"] for n in shown]
+        print(
+            f"{split:36}{'s/q med':10}"
+            + "".join(f"{'-' if v is None else f'{v:.3f}':>11}" for v in vals)
+        )
         vals = [r[n]["seconds_per_query_1920x1080_median"] for n in shown]
         print(
-            f"{split:12}{'s/q 1080p':10}"
+            f"{split:36}{'s/q 1080p':10}"
             + "".join(f"{'-' if v is None else f'{v:.3f}':>11}" for v in vals)
         )
     return 0
