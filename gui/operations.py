@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from lemmata.gui.instruction import _ICON_WORDS, _ROLE_WORDS
 from lemmata.operations import Operation, OperationContext, Outcome, operation
 
 if TYPE_CHECKING:
@@ -84,15 +85,15 @@ def _output(g: Grounding, heatmap: str | None = None) -> GroundOutput:
 
 
 _IMAGE = re.compile(
-    r"[\"'“`](?P<qpath>[^\"'”`]+\.(?:png|jpe?g|webp|bmp))[\"'”`]|(?P<path>(?:[A-Za-z]:\\)?(?:[\w./~-]|\\ |\\(?=[\w.]))+\.(?:png|jpe?g|webp|bmp))\b",
+    r"[\"'“`](?P<qpath>[^\"'”`]+\.(?:png|jpe?g|webp|bmp))[\"'”`]|(?P<path>(?:[A-Za-z]:[\\/])?(?:[\w./~-]|\\ |\\(?=[\w.]))+\.(?:png|jpe?g|webp|bmp))\b",
     re.I,
 )
-_PAGE = re.compile(r"(?P<path>(?:[A-Za-z]:\\)?(?:[\w./~-]|\\(?=[\w.]))+\.html?)\b", re.I)
+_PAGE = re.compile(r"(?P<path>(?:[A-Za-z]:[\\/])?(?:[\w./~-]|\\(?=[\w.]))+\.html?)\b", re.I)
 # the page's HTML itself, pasted into the request ("click the button in this page: <html>...")
 _MARKUP = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)\b[^>]*>.*</(?P=tag)\s*>", re.S)
 # where an output goes: "and save the heatmap to out/heat.png", "save a screenshot as after.png"
 _SAVE = re.compile(
-    r"\s*,?\s*(?:and\s+(?:then\s+)?)?(?:save|write|put|store)\s+(?:the\s+|a\s+)?"
+    r"\s*,?\s*(?:and\s+)?(?:then\s+)?(?:also\s+)?(?:save|write|put|store)\s+(?:the\s+|a\s+)?"
     r"(?P<what>heat\s?map|screenshot|screen\s?shot|picture|image)\s+(?:to|as|in|at|under)\s+"
     r"[\"'“`]?(?P<path>(?:[A-Za-z]:\\)?(?:[\w./~-]|\\(?=[\w.]))+\.(?:png|jpe?g|webp))[\"'”`]?",
     re.I,
@@ -113,7 +114,9 @@ _NAMED_FILE = (
 )
 
 
-def _instruction(text: str, path: str) -> str:
+def _instruction(text: str, path: str, *, peel: bool = True) -> str:
+    """``text`` without ``path`` and the words that governed it; with ``peel``, without the
+    asking before the target too (for :func:`_tidy`; :func:`_target` reads the asking)."""
     at = re.escape(path)
     # a leading clause that only says the person has the file: "I've got a screenshot at x.png and"
     text = re.sub(
@@ -121,6 +124,14 @@ def _instruction(text: str, path: str) -> str:
         rf"(?:screenshot|screen\s?shot|screen|image|picture|page|file)\s+(?:at\s+|in\s+)?{at}\s*"
         rf"(?:,|\.|and|then|and then)?\s*",
         "",
+        text,
+        flags=re.I,
+    )
+    # the file named after the request: ", page is form.html", "- the screenshot is at a.png"
+    text = re.sub(
+        rf"\s*[,;-]?\s*(?:and\s+)?(?:the\s+|my\s+|this\s+)?(?:html\s+|web\s+)?(?:page|screenshot|"
+        rf"screen\s?shot|image|picture|file)\s+(?:is|was|'s)\s+(?:at\s+|in\s+|called\s+)?{at}",
+        " ",
         text,
         flags=re.I,
     )
@@ -145,6 +156,8 @@ def _instruction(text: str, path: str) -> str:
     rest = _LEAD.sub("", rest)
     rest = re.sub(r"[ \t]+", " ", rest).strip(" ,:;.-\n")
     rest = _FILLER.sub("", rest).strip(" ,:;.")
+    if not peel:
+        return rest
     rest = _ASKING.sub("", rest).strip(" ,:;.?")
     rest = re.sub(r"^(?:where?\s+is|locate|find|ground)\s*:?\s+", "", rest, flags=re.I)
     rest = re.sub(r"\s+(?:is|are|sits|lives)$", "", rest, flags=re.I)  # "where the Bold button is"
@@ -324,6 +337,176 @@ def _typed(instruction: str) -> dict[str, Any] | None:
     }
 
 
+# -- the target: the noun phrase a request points at ---------------------------------------
+#
+# A request names its target as the object of a verb that points ("click the X", "find X",
+# "where is the X", "which pixel is the X at", "the position of the X"), or, without such a
+# verb, as a noun phrase whose head is an element's kind ("the 'Retry' button doesn't look
+# clickable"), or as a quoted label. Whatever surrounds it (politeness, the person's situation,
+# asides) is left where it is rather than peeled off phrase by phrase.
+
+# the nouns that head an element's description: the grounder's own role and icon words, and
+# the everyday names of the same things
+_HEADS = sorted(
+    _ROLE_WORDS
+    | _ICON_WORDS
+    | {
+        "btn", "bar", "searchbar", "toolbar", "avatar", "arrow", "banner", "slider", "radio",
+        "logo", "section", "thumbnail", "tile", "card", "badge", "chip", "pill", "picker",
+        "textarea", "area", "combobox", "dialog", "popup", "modal", "widget", "bubble", "knob",
+    },
+    key=len,
+    reverse=True,
+)  # fmt: skip
+_HEAD = r"(?:" + "|".join(re.escape(h) for h in _HEADS) + r")(?:e?s)?"
+_QUOTED = r"(?:\"[^\"]+\"|“[^”]+”|'[^']+'(?!\w)|‘[^’]+’|`[^`]+`)"
+# "the 'Retry' button", "a small red trash can icon", "your upload btn"
+_HEADED = re.compile(
+    rf"\b(?:the|a|an|this|that|your|my|our)\s+(?:(?:{_QUOTED}|[\w'’-]+)\s+){{0,6}}?{_HEAD}\b"
+    rf"(?:\s+{_QUOTED})?",
+    re.I,
+)
+# a verb or question that points at what follows it
+_POINTING = re.compile(
+    r"\b(?:(?:double|right)[\s-]?)?(?:click(?:ing)?|tap(?:ping)?)(?:\s+(?:on|to))?\b|"
+    r"\b(?:press(?:ing)?|hit(?:ting)?|select(?:ing)?|choos(?:e|ing)|pick(?:ing)?|find(?:ing)?|"
+    r"locat(?:e|ing)|spot(?:ting)?|identify(?:ing)?|ground|highlight(?:ing)?|toggl(?:e|ing)|"
+    r"tick(?:ing)?|untick(?:ing)?|check(?:ing)?|uncheck(?:ing)?|expand(?:ing)?|collaps(?:e|ing)|"
+    r"enabl(?:e|ing)|disabl(?:e|ing)|activat(?:e|ing)|mark)\b|\bfocus(?:\s+on)?\b|\bpoint\s+(?:to|at|out)\b|\bshow\s+me\b|"
+    r"\b(?:switch|turn|flip)\s+(?:on|off)\b|\blooking\s+for\b|\bi\s+(?:need|want)(?!\s+(?:you|it|to)\b)|"
+    r"\bwhere(?:'s|’s|s\b|\s+(?:is|are|was|does|do|did|would|should|can|could|might|will)\b)?|"
+    r"\bwhich\s+(?:pixel|element|part|spot|point|control|one|thing|item|widget)s?\s+(?:is|are)\b|"
+    r"\b(?:position|location|coordinates|place|spot|whereabouts)\s+of\b|\bheat\s?map\s+(?:for|of)\b",
+    re.I,
+)
+# what may stand between two pointing words: "show me where I should click to ...", "where
+# would I click to ...", "I need you to select ..."
+_BETWEEN = re.compile(
+    r"^\s*(?:(?:you\s+)?to\s+|(?:exactly|precisely)\s+|(?:(?:i|we|you|one)\s+)?"
+    r"(?:(?:should|would|could|can|do|must|might|will|have\s+to|need\s+to|ought\s+to|am\s+supposed\s+to)"
+    r"\s+)?(?:(?:i|we|you|one)\s+)?(?:(?:have|need)\s+to\s+)?)"
+    # "where do I go to change ...": the moving is not the target
+    r"(?:(?:go|head|look|navigate)\s+(?:to\s+)?(?=\w+\s))?",
+    re.I,
+)
+# a request that leaves the target to a pronoun ("where is it?"), or names nothing
+_EMPTY_TARGET = re.compile(
+    r"^(?:it|that|this|them|they|one|those|these|here|there|me|out|up|exactly|precisely|on|to|"
+    r"at|for)?\s*(?:exactly|precisely|again|please|now)?$",
+    re.I,
+)
+# what a where-question leaves after its target: "where does the X sit", "which pixel is the X at"
+_WHERE_TAIL = re.compile(
+    r"\s+(?:(?:is|are)\s+)?(?:sit|sits|sitting|is|are|live|lives|located|go|goes|appear|appears|"
+    r"show\s+up|shows\s+up|be|at|located\s+at|found)\s*$",
+    re.I,
+)
+# the file named again after the pointing verb: "find in picture the ...", "locate on the screen"
+_ON_FILE = re.compile(
+    r"^(?:(?:in|on|inside|within|from)\s+(?:the\s+|this\s+|my\s+)?(?:picture|screenshot|screen\s?shot|"
+    r"screen|image|page|file|capture)\b\s*,?\s*)",
+    re.I,
+)
+# "instruction: ..." / 'instruction="play button"': the target given as a field
+_FIELD = re.compile(
+    r"\b(?:instruction|target|element)\s*[=:]\s*(?:\"(?P<a>[^\"]+)\"|'(?P<b>[^']+)'|(?P<c>[^|\n]+))",
+    re.I,
+)
+_WH = ("where", "which", "position", "location", "coordinates", "place", "spot ", "whereabouts")
+_CLAUSE = re.compile(r"(?<=[.!?])\s+|\s+--?\s+|\s+[—–]\s+|\s*[|;]\s*|\n+")
+
+
+def _pointed(clause: str) -> str | None:
+    """The phrase after the first pointing words of ``clause`` that point at something (None
+    when none do, or only at a pronoun)."""
+    found = list(_POINTING.finditer(clause))
+    # a question about where a thing is says what it is after, whatever the person did before
+    # ("I've been clicking around, where do I ...")
+    asked = [m for m in found if m.group(0).lower().startswith(_WH)]
+    for m in asked + [m for m in found if m not in asked]:
+        said = _pointed_at(clause, m)
+        # "check x.png and show me where ...": the verb's object was the file
+        if said and not re.match(r"(?:and|then|but|so|or)\b", said, re.I):
+            return said
+    return None
+
+
+def _pointed_at(clause: str, m: re.Match[str]) -> str | None:
+    where = m.group(0).lower().startswith(_WH)
+    rest = clause[m.end() :]
+    for _ in range(4):  # "show me" "where" "I should click to" ...
+        gap = _BETWEEN.match(rest)
+        after = rest[gap.end() :] if gap else rest
+        after = re.sub(r"^[\s:,]*(?:the\s+(?=\w+\s+of\b))?", "", after, flags=re.I)
+        nxt = _POINTING.match(after)
+        if nxt is None:
+            break
+        where = where or nxt.group(0).lower().startswith(_WH)
+        rest = after[nxt.end() :]
+    if where:  # "where do I go to change ...", "where can you change the font"
+        gap = _BETWEEN.match(rest)
+        rest = rest[gap.end() :] if gap else rest
+    rest = rest.strip(" :,-")
+    rest = _ON_FILE.sub("", rest).strip(" :,-")
+    rest = re.sub(r"^(?:me\s+|exactly\s+|precisely\s+)+", "", rest, flags=re.I)
+    # "where exactly is it", "the one I want is the X"
+    rest = re.sub(r"^(?:is|are|was|were)\s+", "", rest, flags=re.I)
+    rest = _FILLER.sub("", rest.strip(" ?.!,")).strip(" ,:;.?!")
+    for _ in range(2):
+        rest = _TRAILING.sub("", rest).strip(" ,:;.?!")
+    if where:
+        rest = _FILLER.sub("", _WHERE_TAIL.sub("", rest)).strip(" ,:;.?!")
+    if _EMPTY_TARGET.match(rest):
+        return None
+    return rest
+
+
+def _target(text: str) -> str | None:
+    """The element ``text`` points at, as the person described it (see above); None when no
+    clause names one."""
+    field = _FIELD.search(text)
+    if field:
+        said = (field["a"] or field["b"] or field["c"] or "").strip(" ,;.")
+        if said:
+            return said
+    clauses = [c.strip(" ,") for c in _CLAUSE.split(text) if c and c.strip(" .!?,")]
+    for clause in clauses:
+        said = _pointed(clause)
+        if said:
+            return said
+    for clause in clauses:  # "I need to sign out - where do I click?": the goal is the target
+        goal = _GOAL.search(clause)
+        if goal and not _EMPTY_TARGET.match(goal["goal"].strip(" ,.?!")):
+            return _TRAILING.sub("", goal["goal"].strip(" ,.?!")).strip(" ,.?!")
+    for clause in clauses:
+        q = re.search(rf"(?:\b{_HEAD}\s+)?{_QUOTED}(?:\s+{_HEAD}\b)?", clause, re.I)
+        if q:
+            return q.group(0)
+    for clause in clauses:
+        m = _HEADED.search(clause)
+        if m:
+            # "could you accept the cookie banner": the verb asked for is part of the target
+            verb = _ASKED_VERB.search(clause[: m.start()])
+            if verb and verb["verb"].lower() not in _NOT_VERBS:
+                return f"{verb['verb']} {m.group(0)}"
+            return m.group(0)
+    return None
+
+
+# what the person says they want done, when they only ask where to click for it
+_GOAL = re.compile(
+    r"^(?:(?:so\s+)?i\s+(?:need|want|have|would\s+like|'d\s+like|am\s+trying|'m\s+trying)\s+to|"
+    r"how\s+(?:do|can|could|would)\s+i|trying\s+to)\s+(?P<goal>\w.+)$",
+    re.I,
+)
+# a bare verb right before the element, after the asking ("could you accept the ...")
+_ASKED_VERB = re.compile(r"(?:^|\b(?:you|to|please|pls|plz|and|then)\s+)(?P<verb>[a-z]+)\s+$", re.I)
+_NOT_VERBS = {
+    "is", "are", "was", "be", "see", "find", "at", "in", "on", "of", "for", "with", "where", "that",
+    "the", "a", "an", "me", "it", "know", "tell", "show", "need", "want", "like", "have", "get",
+}  # fmt: skip
+
+
 def _saved(text: str) -> tuple[str, str, str | None]:
     """``text`` without a clause that says where an output goes, what it is, and its path."""
     m = _SAVE.search(text)
@@ -341,25 +524,54 @@ def _extract_ground(text: str) -> dict[str, Any] | None:
         return None
     path = m["qpath"] or m["path"]
     quoted = m["qpath"] is not None
-    instruction = _instruction(text.replace(m.group(0), path) if quoted else text, path)
+    text = text.replace(m.group(0), path) if quoted else text
+    instruction = _instruction(text, path)
     if not instruction:
         return None
-    out: dict[str, Any] = {"image": path, "instruction": _tidy(instruction)}
+    said = _target(_instruction(text, path, peel=False)) or _tidy(instruction)
+    out: dict[str, Any] = {"image": path, "instruction": said}
     if saved and what.startswith("heat"):
         out["heatmap"] = saved
     return out
+
+
+# the viewport asked for: "(width 390, height 844)", "at 390x844", "width=1024"
+_SIZE = re.compile(
+    r"\s*[(,]?\s*(?:(?:at|with|in)\s+(?:a\s+)?)?(?:(?:width|w)\s*[=:]?\s*(?P<w>\d{3,4})(?:\s*px)?"
+    r"(?:\s*(?:,|and|x|by)?\s*(?:height|h)\s*[=:]?\s*(?P<h>\d{3,4})(?:\s*px)?)?|(?:height|h)\s*[=:]?\s*"
+    r"(?P<h2>\d{3,4})(?:\s*px)?|(?P<w3>\d{3,4})\s*[x×]\s*(?P<h3>\d{3,4})(?:\s*px)?)"
+    r"(?:\s+(?:viewport|window|screen))?\s*\)?",
+    re.I,
+)
+
+
+def _size(text: str) -> tuple[str, dict[str, int]]:
+    """``text`` without the viewport size it asks for, and that size."""
+    m = _SIZE.search(text)
+    if not m:
+        return text, {}
+    size: dict[str, int] = {}
+    if m["w"] or m["w3"]:
+        size["width"] = int(m["w"] or m["w3"])
+    if m["h"] or m["h2"] or m["h3"]:
+        size["height"] = int(m["h"] or m["h2"] or m["h3"])
+    return text[: m.start()] + text[m.end() :], size
 
 
 def _extract_act(text: str) -> dict[str, Any] | None:
     if _FILE_CHORE.match(text):
         return None
     text, what, saved = _saved(text)
-    extra = {"screenshot": saved} if saved and not what.startswith("heat") else {}
+    extra: dict[str, Any] = {"screenshot": saved} if saved and not what.startswith("heat") else {}
+    if not _MARKUP.search(text):
+        text, size = _size(text)
+        extra |= size
     markup = _MARKUP.search(text)
     m = _PAGE.search(text if markup is None else text[: markup.start()] + text[markup.end() :])
     if m:
         page = m["path"]
         instruction = _instruction(text, page)
+        raw = _instruction(text, page, peel=False)
     elif markup:
         page = markup.group(0)
         # "in this page: <html>...", "of this HTML: <form>..." name the pasted markup
@@ -370,6 +582,7 @@ def _extract_act(text: str) -> dict[str, Any] | None:
             (text[: markup.start()] + text[markup.end() :]).strip(),
             flags=re.I,
         ).strip(" ,:;.")
+        raw = instruction
     else:
         return None
     quoted = r"(?:\"(?P<t1>[^\"]+)\"|“(?P<t2>[^”]+)”|'(?P<t3>[^']+)')"
@@ -388,8 +601,9 @@ def _extract_act(text: str) -> dict[str, Any] | None:
         }
     if not instruction:
         return None
-    instruction = _tidy(instruction)
-    return {"page": page, **(_typed(instruction) or {"instruction": instruction}), **extra}
+    tidy = _tidy(instruction)
+    said = _typed(tidy) or {"instruction": _target(raw) or tidy}
+    return {"page": page, **said, **extra}
 
 
 @operation(

@@ -156,7 +156,7 @@ _REMEMBER = re.compile(
     r"(?:store|save|record|remember|note)\s+the\s+fact\s+that\b|"
     r"(?:store|save|record|log|add|put)\s+(?:(?:this|that|it)\s+)?(?:in|into|to)\s+(?:your\s+|my\s+)?(?:long[\s-]term\s+)?memory\b"
     r"(?:\s+that)?|"
-    r"(?:make|keep|take)\s+a\s+note\s+(?:that|of)\b|"
+    r"(?:make|keep|take)\s+(?:a\s+)?(?:note|record|log)\s+(?:that|of)\b|"
     r"(?:save|store|record)\s+that\s+(?=(?:my|our|his|her|their|i|we|he|she|they)\b)|"
     r"i(?:'d|\s+would)?\s+(?:want|like)\s+(?:this|that|it)\s+(?:saved|stored|noted|remembered|kept)\s*(?=:)|"
     r"for (?:future reference|the record|your records|later)\b|heads[\s-]up\b|just so you know\b)"
@@ -205,7 +205,9 @@ _FORGET_TAIL = re.compile(
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s+-\s+|\s+—\s+")
 # The verbs that ask memory for something, as users mistype them ("remeber", "forgett").
 _CUES = ("remember", "forget", "memorize", "memorise", "delete", "unlearn")
-_NOT_TYPOS = {"forgot", "remembers", "forgets", "deleted", "deletes", "memorised", "memorized"}
+_NOT_TYPOS = {
+    "forgot", "remembers", "forgets", "deleted", "deletes", "memorised", "memorized", "memories",
+}  # fmt: skip
 
 
 def cue_words(text: str) -> str:
@@ -255,7 +257,11 @@ def _extract_remember(text: str) -> dict[str, Any] | None:
     after = None if m else _REMEMBER_AFTER.match(body)
     m = m or after
     if not m:
-        return None
+        framed = _KEEP_FRAME.match(body)
+        if framed is None or framed["text"].rstrip().endswith("?"):
+            return None
+        said = _kept(framed["text"])  # as the loose reader keeps it ("Note to self: X." keeps X)
+        return {"text": said} if said else None
     said = m["text"].strip().rstrip("?").strip()
     if after:  # "..., remember that": what "that" stands for is the sentence before
         said = _referent(said)
@@ -273,6 +279,18 @@ def _extract_remember(text: str) -> dict[str, Any] | None:
     if not said or said.lower() in _NOT_A_TOPIC or re.match(r"^(?:to|a|an)\b", said, re.I):
         return None
     return {"text": said}
+
+
+# a short asking to keep, set off from what to keep by a colon, a dash or its own sentence:
+# "memo to you: ...", "keep track of this -- ...", "Can you hang on to this for me? ..."; the
+# asking has a word of keeping and, unless a colon or a dash sets it off, points ahead ("this")
+_KEEP_FRAME = re.compile(
+    r"^(?P<lead>(?=[^:?!\n]{0,60}\b(?:keep|keeping|track|record|note|notes|memo|remember|save|store|"
+    r"hold|hang|log|jot|file|retain|merk\w*|notier\w*|guarda\w*|retien\w*)\b)[^:?!\n]{0,60}?)"
+    r"(?:\s*(?::|--+|—|–)\s*|\s+-\s+|(?<=\bthis)(?:\s+for\s+me)?\s*[?!.]\s+|(?<=\bthis\s)\s*)"
+    r"(?P<text>\S.*)$",
+    re.I | re.S,
+)
 
 
 # "remember when/how ...": a memory shared, not one to keep
@@ -379,13 +397,37 @@ def _read_remember(text: str) -> dict[str, Any] | None:
 def _extract_query(text: str) -> dict[str, Any] | None:
     m = _RECALL.match(text)
     query = (m["text"] if m else text).strip()
-    return {"query": query} if query else None
+    if not query:
+        return None
+    out: dict[str, Any] = {"query": query}
+    k = _HOW_MANY.search(query)
+    if k and 1 <= int(k["k"]) <= 100:
+        out["k"] = int(k["k"])
+    when = _AS_OF.search(query)
+    if when:
+        out["as_of"] = when["date"]
+    return out
+
+
+# "the 3 most relevant memories", "top 10 facts": how many items are asked for
+_HOW_MANY = re.compile(
+    r"\b(?:the\s+|top\s+|first\s+|best\s+)(?P<k>\d{1,3})\s+(?:(?:most\s+)?(?:relevant|closest|best|"
+    r"recent|related)\s+)?(?:memories|items|facts|notes|results|matches|entries|things)\b",
+    re.I,
+)
+# "as of 2024-01-01": what was true then
+_AS_OF = re.compile(
+    r"\b(?:as\s+of|as\s+at)\s+(?P<date>\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?)", re.I
+)
 
 
 def _extract_forget(text: str) -> dict[str, Any] | None:
     m = None
     text = cue_words(text)
-    for sentence in [text, *_SENTENCES.split(text.strip())]:
+    sentences = [text, *_SENTENCES.split(text.strip())]
+    # a label before the request: "GDPR request: remove ...", "Privacy: forget ..."
+    sentences += [_LABELLED.sub("", x) for x in sentences if _LABELLED.match(x)]
+    for sentence in sentences:
         m = _FORGET.match(_INTERJECTION.sub("", sentence))
         if m:
             break
@@ -394,17 +436,34 @@ def _extract_forget(text: str) -> dict[str, Any] | None:
     ids = _ID.findall(text) or _named_ids(text)
     if ids:
         return {"ids": ids}
-    about = _subject(m["text"])
+    said, limit = _limit(m["text"])
+    about = _subject(said)
     if not about or re.match(r"^my\s+account\b", about, re.I):
         return None
-    return {"about": about}
+    return {"about": about} | limit
+
+
+_LABELLED = re.compile(r"^\s*[\w' -]{1,30}:\s+(?=\S)")
+# how many to remove: "at most 5", "up to three", "no more than 2", "limit 4"
+_LIMIT = re.compile(
+    r"\s*,?\s*(?:but\s+)?(?:at\s+most|up\s+to|no\s+more\s+than|max(?:imum)?|limit(?:\s+(?:it\s+)?to)?)"
+    r"\s*:?\s*(?P<n>\d{1,2})(?:\s+(?:items?|memories|facts?|notes?|entries|of\s+them))?\b",
+    re.I,
+)
+
+
+def _limit(said: str) -> tuple[str, dict[str, int]]:
+    m = _LIMIT.search(said)
+    if m is None or not 1 <= int(m["n"]) <= 50:
+        return said, {}
+    return said[: m.start()] + said[m.end() :], {"limit": int(m["n"])}
 
 
 # ids named as such, in whatever form a store printed them: "items 4f2a91 and 7c0d3e",
 # "episode ep-1042" (letters and digits both, so that "the notes from 2023" names none)
 _NAMED_IDS = re.compile(
-    r"\b(?:items?|ids?|episodes?|facts?|entr(?:y|ies)|records?)\s*:?\s*#?"
-    r"(?P<ids>[\w-]+(?:\s*(?:,|and|&)\s*#?[\w-]+)*)",
+    r"\b(?:items?|ids?|episodes?|facts?|entr(?:y|ies)|records?)\s*:?\s*#?[\"'“‘`]?"
+    r"(?P<ids>[\w-]+(?:[\"'”’`]?\s*(?:,|and|&)\s*#?[\"'“‘`]?[\w-]+)*)",
     re.I,
 )
 
@@ -412,11 +471,23 @@ _NAMED_IDS = re.compile(
 def _named_ids(text: str) -> list[str]:
     out: list[str] = []
     for m in _NAMED_IDS.finditer(text):
-        tokens = re.split(r"\s*(?:,|\band\b|&)\s*#?", m["ids"])
+        tokens = re.split(r"[\"'”’`]?\s*(?:,|\band\b|&)\s*#?[\"'“‘`]?", m["ids"])
         ids = [t for t in tokens if re.search(r"\d", t) and re.search(r"[a-z]", t, re.I)]
-        if ids and len(ids) == len(tokens) and all(len(t) >= 4 for t in ids):
+        if ids and len(ids) == len(tokens) and all(len(t) >= 3 for t in ids):
             out += ids
     return out
+
+
+# words that name what memory holds rather than a topic, up to the "about" that names the topic:
+# "that note about", "the memory abt", "all data you stored about", "whatever you have on"
+_NAMES_A_NOTE = re.compile(
+    r"^(?:(?:the|that|this|those|these|a|an|any|all|every|my|your|of|our)\s+)*(?:(?:old|saved|stored|"
+    r"personal|other)\s+)?(?:notes?|memor(?:y|ies)|facts?|data|info(?:rmation)?|items?|entr(?:y|ies)|"
+    r"records?|things?|stuff|everything|anything|whatever|what|details?|mentions?)?"
+    r"(?:\s+(?:that\s+|which\s+)?(?:you|i|we)(?:'ve|\s+have|\s+had)?(?:\s+\w+){1,2}?)?"
+    r"\s*\b(?:about|abt|regarding|concerning|re:?|on\s+the\s+subject\s+of)\s+(?=\S)",
+    re.I,
+)
 
 
 def _subject(said: str) -> str | None:
@@ -433,6 +504,18 @@ def _subject(said: str) -> str | None:
     )
     for _ in range(2):
         about = _FORGET_LEAD.sub("", about).strip()
+        about = re.sub(
+            r"^(?:from|in|out\s+of)\s+(?:your\s+|my\s+|the\s+)?memory\s*[:,-]?\s*",
+            "",
+            about,
+            flags=re.I,
+        )
+    # "that note about X", "all data you stored about X": what comes before "about" only names
+    # what memory holds, the topic is after it
+    named = _NAMES_A_NOTE.match(about)
+    if named and named.group(0).strip():
+        about = about[named.end() :].strip()
+    about = re.sub(r"^(?:the\s+)?fact\s+that\s+", "", about, flags=re.I)
     about = re.sub(r"^(?:that|about)\s+(?=\S+\s)", "", about, flags=re.I)
     # "..., it's public now": the reason after the topic is not part of it
     about = re.split(

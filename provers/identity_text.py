@@ -177,7 +177,11 @@ def _python_sum(m: re.Match[str]) -> str:
 
 def _plain(text: str) -> str:
     """One ASCII spelling of the maths in a task (see the section's comment)."""
-    text = _latex(text.translate(_UNICODE))
+    text = text.translate(_UNICODE)
+    if "\\" in text:  # LaTeX: "k\\binom{n}{k}" is k times the binomial, "n2^{n-1}" is n 2^{n-1}
+        text = re.sub(r"(?<=[A-Za-z0-9)}])\\(?=[A-Za-z]{2})", r" \\", text)
+        text = re.sub(r"(?<![A-Za-z0-9_\\])([a-z])(?=\d+\s*\^)", r"\1 ", text)
+    text = _latex(text)
     text = _PY_SUM.sub(_python_sum, text)
     text = text.replace("//", "/")
     text = re.sub(r"\bbinom\(", "binomial(", text)
@@ -357,7 +361,8 @@ _LEAD = re.compile(
     re.I,
 )
 _N_MIN = re.compile(
-    r",?\s*\b(?:for|when)\s+(?:all\s+|every\s+)?(?:integers?\s+|natural numbers?\s+)?n\s*(?:>=|=>)\s*(?P<n>\d+)\s*,?",
+    r",?\s*(?:\b(?:for|when|where|with)\s+(?:all\s+|every\s+)?(?:integers?\s+|natural numbers?\s+)?|"
+    r",\s*|\(\s*)n\s*(?:>=|=>)\s*(?P<n>\d+)\s*\)?,?",
     re.I,
 )
 _TAIL = re.compile(
@@ -383,6 +388,8 @@ def identity_from_text(text: str) -> dict[str, Any] | None:
     if lower:
         out["n_min"] = int(lower["n"])
         text = (text[: lower.start()] + " " + text[lower.end() :]).strip(" ,")
+    # a request or comment set off after the identity: "... -- can you prove it?", "# prove this"
+    text = re.sub(r"\s+(?:--+|—|–|#)\s*[^=]*$", "", text.strip(), flags=re.S)
     text = re.sub(r"\?.*$", "", text.strip(), flags=re.S)  # "... = n(n+1)/2? Prove it."
     text = text.replace("$", " ").strip()
     text = re.sub(

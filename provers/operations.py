@@ -150,7 +150,22 @@ def _extract_prove(text: str) -> dict[str, Any] | None:
             return None  # a statement with its proof is a task for provers_check
         return {**found, "method": "refine"}  # the proof is the draft refine repairs
     found["method"] = _method_named(text) or "refine"
+    prose = text
+    for part in (found.get("statement"), found.get("header")):
+        if part:
+            prose = prose.replace(part, " ")
+    budget = _BUDGET.search(prose)
+    if budget:
+        found["budget_calls"] = int(budget["n"] or budget["m"])
     return found
+
+
+# how many verifier calls the search may spend: "a 64 call budget", "budget of 100 calls"
+_BUDGET = re.compile(
+    r"\b(?P<n>\d{1,4})[\s-]*(?:verifier\s+|prover\s+)?calls?\b|"
+    r"\bbudget\s*(?:of|:|=)?\s*(?P<m>\d{1,4})\b(?!\s*(?:s|sec|seconds?|min|minutes?)\b)",
+    re.I,
+)
 
 
 _REPAIR = re.compile(

@@ -47,6 +47,7 @@ _HEADER_SENTENCE = re.compile(
 )
 _BARE_TAIL = re.compile(
     r"(?:\s*,?\s+(?:in|with|using)\s+(?:coq|rocq)\b.*|\s*,?\s*please\b.*|\s*\?.*|\s*\.\s*|"
+    r"\s*,?\s+for\s+me\b.*|\s*,?\s+(?:with|using)\s+(?:a\s+)?(?:budget|\d+\s+(?:verifier\s+)?calls?)\b.*|"
     r"\s*,?\s+(?:holds|is\s+(?:true|valid|provable))\b.*|\s*,)$",
     re.I | re.S,
 )
@@ -69,6 +70,9 @@ def _bare_statement(text: str) -> str | None:
             start = lead.start()
         # a full stop and a space end a Gallina sentence: what follows is the person's words
         body = re.split(r"\.(?=\s)", text[start:], maxsplit=1)[0]
+        # a statement set in code marks ends at the closing mark: "prove `forall ...` for me"
+        if text[:start].rstrip().endswith("`") and "`" in body:
+            body = body.split("`", 1)[0]
         for _ in range(3):
             body = _BARE_TAIL.sub("", body).strip()
         return body if body and body.count("(") == body.count(")") else None

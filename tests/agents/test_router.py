@@ -53,12 +53,12 @@ def router() -> Router:
         (
             "in /tmp/home.png where's the search box",
             "gui_ground",
-            {"image": "/tmp/home.png", "instruction": "search box"},
+            {"image": "/tmp/home.png", "instruction": "the search box"},
         ),
         (
             "open checkout.html and press the Pay now button",
             "gui_act",
-            {"page": "checkout.html", "instruction": "press the Pay now button"},
+            {"page": "checkout.html", "instruction": "the Pay now button"},
         ),
         (
             "dig into warehouse.sqlite and tell me what's unusual",
@@ -188,7 +188,7 @@ def test_a_memory_cue_on_a_request_no_operation_serves_is_declined(router) -> No
         (
             "I attached board.png. Where do I click to add a card?",
             "gui_ground",
-            {"image": "board.png", "instruction": "Where do I click to add a card"},
+            {"image": "board.png", "instruction": "add a card"},
         ),
     ],
 )
@@ -464,3 +464,29 @@ def test_research_reads_how_many_insights_and_where_the_report_goes(router, text
     assert route.operation == "research_research", route.reason
     for key, value in args.items():
         assert route.args.get(key) == value, (key, route.args)
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        # what comes before "about" only names what memory holds; the topic is after it
+        ("Please erase the note regarding my old PIN", {"about": "my old PIN"}),
+        (
+            "Security request: delete whatever you saved about my passport number",
+            {"about": "my passport number"},
+        ),
+        ("unlearn the fact that Priya moved to Leeds", {"about": "Priya moved to Leeds"}),
+        # how many to remove is an argument of its own
+        (
+            "wipe the memories about Sam's birthday, up to 2 of them",
+            {"about": "Sam's birthday", "limit": 2},
+        ),
+        # ids named as such, short or quoted
+        ("forget entries k9x and k9y", {"ids": ["k9x", "k9y"]}),
+        ('delete memory record "n-77b"', {"ids": ["n-77b"]}),
+    ],
+)
+def test_forget_reads_the_subject_and_not_the_words_naming_a_note(router, text, args) -> None:
+    route = router.route(text)
+    assert route.operation == "memory_forget", route.reason
+    assert route.args == args

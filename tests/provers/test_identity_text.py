@@ -148,3 +148,36 @@ def test_the_lower_bound_of_n_is_read_and_kept_out_of_the_identity() -> None:
 )
 def test_text_that_is_no_sum_identity_gives_nothing(text: str) -> None:
     assert identity_from_text(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "statement", "n_min"),
+    [
+        # LaTeX run together: a factor before \binom, a coefficient before a power
+        (
+            r"$\sum_{k=0}^{n} k\binom{n}{k} = n2^{n-1}$ -- is that right? prove it",
+            "Sum(k*binomial(n, k), (k, 0, n)) = n*2**(n-1)",
+            None,
+        ),
+        # a comment after Python code
+        (
+            "sum(comb(n, k) * 2**k for k in range(n+1)) == 3**n  # would you prove this",
+            "Sum(binomial(n, k)*2**k, (k, 0, n)) = 3**n",
+            None,
+        ),
+        # the lower bound of n after a comma or in parentheses
+        (
+            "Sum(k**3, (k, 1, n)) = (n*(n+1)/2)**2, n >= 1",
+            "Sum(k**3, (k, 1, n)) = (n*(n+1)/2)**2",
+            1,
+        ),
+        ("Sum(k, (k, 1, n)) = n*(n+1)/2 (n >= 2)", "Sum(k, (k, 1, n)) = n*(n+1)/2", 2),
+    ],
+)
+def test_identities_with_requests_and_bounds_set_off_after_them(
+    text: str, statement: str, n_min: int | None
+) -> None:
+    found = identity_from_text(text)
+    assert found is not None, text
+    assert _same_identity(found["statement"], statement)
+    assert found.get("n_min") == n_min

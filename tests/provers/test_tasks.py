@@ -113,3 +113,13 @@ def test_lean_imports_are_the_header_and_a_comment_is_no_proof() -> None:
 def test_sum_identities_in_more_notations(text: str, statement: str) -> None:
     found = identity_from_text(text)
     assert found is not None and found["statement"] == statement, found
+
+
+def test_a_statement_in_code_marks_ends_at_the_closing_mark() -> None:
+    found = coq_from_text(
+        "Could you prove `forall (A : Type) (l : list A), rev (rev l) = l` for me? It's for a talk."
+    )
+    assert found is not None
+    assert found["statement"] == "Theorem goal : forall (A : Type) (l : list A), rev (rev l) = l."
+    found = coq_from_text("prove in Coq forall n : nat, n * 1 = n for me")
+    assert found is not None and found["statement"] == "Theorem goal : forall n : nat, n * 1 = n."
