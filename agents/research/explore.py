@@ -12,24 +12,28 @@ kind               confirmed when
 =================  ==========================================================================
 distribution       \\|skewness\\| >= 1 without the outlying rows (\\|robust z\\| >= 7), n >= 50
 share              one level holds >= max(0.3, 1/k + 0.2 sqrt(1/k (1 - 1/k))) of the rows
-                   (Cohen's w >= 0.2 against the rest), chi-square p < 1e-6
-group_difference   one level's mean differs from the rest: Welch p < 1e-6, \\|Cohen's d\\| >= 0.3;
+                   (Cohen's w >= 0.2 against the rest), chi-square p < 1e-6 (in a small
+                   table: p < 5% / share hypotheses)
+group_difference   one level's mean differs from the rest: Welch p < 1e-6, \\|Cohen's d\\| >= 0.3
+                   (a skewed column: Mann-Whitney, \\|rank-biserial r\\| >= 0.17);
                    or, where another grouping explains >= 30% of the variance (a field
                    trial's sites), within its blocks: p < alpha / k (k levels), \\|d\\| >= 0.5;
-                   in a small table (< 200 rows, not a time series), levels of >= 8 rows,
-                   \\|d\\| >= 0.8, Welch and Mann-Whitney p < 5% / (group hypotheses * k);
+                   in a small table (< 200 rows, not a time series), levels of >= 6 rows,
+                   \\|d\\| >= 0.5, Welch and Mann-Whitney p < 5% / (group hypotheses * k)
+                   (a skewed column: Mann-Whitney alone, \\|rank-biserial r\\| >= 0.28);
                    a date column with 2-7 values is a grouping too
 relationship       the same test across a link (child values grouped by a parent column, or
                    the number of child rows per parent), p < 1e-6
 correlation        Pearson, or Spearman where a column is skewed (\\|skewness\\| >= 1) or a scale
-                   of 3-10 consecutive integers (a rating); n >= 30 and \\|r\\| >= 0.05 with
+                   of 3-10 consecutive integers (a rating); n >= 30 (10 in a small table) and \\|r\\| >= 0.05 with
                    p < 1e-6, or \\|r\\| >= 0.2 with p < alpha (0.1%), or in a small table
                    (< 200 rows, not a time series) \\|r\\| >= 0.3 with p below Holm's
                    step-down bar at 5% (ranked among the table's correlations); not
                    when, with each month's mean taken out, \\|r\\| falls below 0.25 and half
                    of itself (both follow time)
 trend              monthly means fit a line (p < alpha, R^2 >= 0.3) at least as well as the best
-                   step
+                   step, or move its way on both sides of that step; also each level's own
+                   series in a panel (a column whose levels each hold a series over time)
 change             a fall and a recovery: a stretch of periods added to a line leaves <= 0.5
                    of a line's and a curve's squared error and <= 0.8 of a line with one
                    step's, F-test p < alpha / s (s: the stretches searched); else a step:
@@ -72,6 +76,7 @@ from lemmata.agents.research.checks import CHECKS, ENTITY_CHECK, CheckContext, D
 from lemmata.agents.research.checks.base import link_note
 from lemmata.agents.research.checks.entity import KINDS as ENTITY_KINDS
 from lemmata.agents.research.checks.entity import entity_hypotheses, parse_entity
+from lemmata.agents.research.checks.temporal import panel_columns
 from lemmata.agents.research.profile import MAX_CATEGORIES, Link, Survey
 from lemmata.agents.research.types import Hypothesis
 from lemmata.environments.database import Database
@@ -80,6 +85,8 @@ __all__ = ["Explorer", "Outcome", "parse_entity"]
 
 #: The most distinct values of a date column compared as groups (fewer than a trend needs).
 FEW_PERIODS = 7
+#: The note of a hypothesis about one level of a panel (each level's rows a series).
+PANEL = "one level of a panel"
 
 _PRIOR = {
     "group_difference": 0.6,
@@ -161,12 +168,28 @@ class Explorer:
             for d in dates:
                 if not (t.series and d == t.time):  # a series has one row per period
                     add("trend", ["", d])
+            # A panel in long form (five stocks' monthly prices): each level's own series.
+            if t.time and nums:
+                for c in panel_columns(self.context, t.name, t.time):
+                    for level, _ in t.columns[c].top:
+                        for n in nums:
+                            for kind in ("trend", "change"):
+                                out.append(
+                                    Hypothesis(
+                                        kind=kind,
+                                        table=t.name,
+                                        columns=[n, t.time],
+                                        entities=[f"{c}={level}"],
+                                        note=PANEL,
+                                    )
+                                )
         for link in self.survey.links:
             out += self._link_hypotheses(link)
         family = self.context.family
         for h in out:
-            h.priority = _PRIOR[h.kind] + (0.4 if h.entities else 0.0)
-            if not h.entities:
+            focused = bool(h.entities) and h.note != PANEL
+            h.priority = _PRIOR[h.kind] + (0.4 if focused else 0.0)
+            if not focused:
                 family[h.kind] = family.get(h.kind, 0) + 1
                 self.context.members.setdefault(h.kind, []).append(h)
         return out
@@ -205,7 +228,12 @@ class Explorer:
     def test(self, h: Hypothesis) -> Outcome:
         """Test ``h``. What the data holds, or a hypothesis about what the database does not
         have, is an observation; an error in a check's code is raised."""
-        about_entity = bool(h.entities) and self.entity is not None and h.kind in ENTITY_KINDS
+        about_entity = (
+            bool(h.entities)
+            and self.entity is not None
+            and h.kind in ENTITY_KINDS
+            and h.note != PANEL
+        )
         check = ENTITY_CHECK if about_entity else CHECKS.get(h.kind)
         if check is None:
             return Outcome(observation=f"no statistical test for {h.kind}")

@@ -23,7 +23,17 @@ from lemmata.agents.research.profile import ColumnProfile, Link, Survey, sample_
 from lemmata.agents.research.types import Direction, Hypothesis, Insight, Kind
 from lemmata.environments.database import Database, quote_ident
 
-__all__ = ["CheckContext", "DataProblem", "Finding", "Outcome", "TableData", "fmt", "score_of"]
+__all__ = [
+    "SMALL_ROWS",
+    "CheckContext",
+    "DataProblem",
+    "Finding",
+    "Outcome",
+    "TableData",
+    "fmt",
+    "is_flag",
+    "score_of",
+]
 
 #: The family-wise error rate of :meth:`CheckContext.alpha`'s Bonferroni bars.
 FAMILY_RATE = 0.05
@@ -102,6 +112,17 @@ def is_scale(values: list[Any]) -> bool:
     return 3 <= len(levels) <= 10 and max(levels) - min(levels) == len(levels) - 1
 
 
+def is_flag(values: list[Any]) -> bool:
+    """Whether a column's values are 0 and 1 only (a grade improved or not, a death or a
+    censored record)."""
+    levels = {to_float(v) for v in values if v is not None and v != ""}
+    return levels == {0.0, 1.0}
+
+
+#: Tables with fewer rows than this are small (one row per unit), unless they are time series.
+SMALL_ROWS = 200
+
+
 class TableData:
     """A table's sampled rows as arrays, loaded once per explorer."""
 
@@ -120,6 +141,7 @@ class TableData:
         # Ratings and counts written as a few integers (1-5) are categories for shares and
         # group differences, and an ordered scale for correlations.
         self.ordinal: list[str] = []
+        small = self.n < SMALL_ROWS and not profile.series
         for c, p in profile.columns.items():
             if p.indicator:
                 # Its groups are 0 and 1; the fractions filled in for missing answers are
@@ -128,6 +150,12 @@ class TableData:
             if p.role == "numeric":
                 self.num[c] = np.array([to_float(v) for v in self.raw[c]], dtype=float)
             elif p.role == "categorical" and p.refers_to is None and is_scale(self.raw[c]):
+                self.num[c] = np.array([to_float(v) for v in self.raw[c]], dtype=float)
+                self.ordinal.append(c)
+            elif p.role == "categorical" and p.refers_to is None and small and is_flag(self.raw[c]):
+                # In a small table, a 0/1 outcome is ranked against measures too (a
+                # point-biserial question: do students with a higher GPA improve more often?),
+                # where comparing groups of a dozen rows each has little power.
                 self.num[c] = np.array([to_float(v) for v in self.raw[c]], dtype=float)
                 self.ordinal.append(c)
             elif p.role == "date":

@@ -1,11 +1,11 @@
 """Correlation: Pearson r, or Spearman's rho where a column is an ordered scale of a few
-integers (a rating from 1 to 5) or strongly skewed (\\|skewness\\| >= 1: a few large values
+integers (a rating from 1 to 5; in a small table also a 0/1 outcome) or strongly skewed (\\|skewness\\| >= 1: a few large values
 would carry Pearson's r, and its p-value assumes no such tails); n >= 30 and either
 \\|r\\| >= 0.05 with p < 1e-6 (weak correlations in large samples), or \\|r\\| >= 0.2 with p
 below a Bonferroni bar at 0.1% over the database's correlation hypotheses (moderate ones in a
 few hundred rows). In a small table (fewer than ``SMALL_N`` rows: fifty states, sixty strikes;
 not a time series, whose rows are periods), where each row is one unit and a moderate effect cannot reach either
-bar, \\|r\\| >= ``MIN_R_SMALL`` with p below Holm's step-down bar at ``FAMILY_RATE`` (5%)
+bar, n >= ``MIN_PAIRS_SMALL`` and \\|r\\| >= ``MIN_R_SMALL`` with p below Holm's step-down bar at ``FAMILY_RATE`` (5%)
 over the database's correlation hypotheses: ranked among the table's other correlations, the
 k-th smallest p-value is held to 5% / (m - k + 1) rather than 5% / m, the same family-wise
 guarantee as Bonferroni, which a table whose columns are related throughout (violent crime
@@ -27,6 +27,7 @@ from lemmata.agents.research import evidence as ev
 from lemmata.agents.research import timeseries as ts
 from lemmata.agents.research.checks.base import (
     FAMILY_RATE,
+    SMALL_ROWS,
     CheckContext,
     DataProblem,
     Finding,
@@ -41,6 +42,7 @@ from lemmata.agents.research.types import Direction, Hypothesis
 __all__ = [
     "MIN_R",
     "MIN_R_COUNTED",
+    "MIN_PAIRS_SMALL",
     "MIN_R_SMALL",
     "RATE",
     "SKEWED",
@@ -57,9 +59,12 @@ MIN_R_COUNTED = 0.2
 #: The family-wise error rate of that bar (over the database's correlation hypotheses).
 RATE = 0.001
 #: Tables with fewer rows than this are small: one row per unit, held to the 5% bar.
-SMALL_N = 200
+SMALL_N = SMALL_ROWS
 #: The weakest correlation told in a small table.
 MIN_R_SMALL = 0.3
+#: The fewest pairs correlated in a small table (elsewhere 30): twenty committees or twenty
+#: men measured are twenty units, and a strong correlation among them clears the step-down bar.
+MIN_PAIRS_SMALL = 10
 #: The \\|skewness\\| from which a column's correlations are ranked (Spearman).
 SKEWED = 1.0
 
@@ -88,7 +93,7 @@ def _measure(t: TableData, a: str, b: str) -> tuple[float, float, bool, float, A
         raise DataProblem(f"{t.name}: {a} and {b} are not both measures or scales")
     x, y = t.num[a], t.num[b]
     ok = np.isfinite(x) & np.isfinite(y)
-    if ok.sum() < 30:
+    if ok.sum() < (MIN_PAIRS_SMALL if is_small(t) else 30):
         raise DataProblem(f"{t.name}: too few pairs of {a}, {b}")
     pearson = float(stats.pearsonr(x[ok], y[ok])[0])
     ranked = a in t.ordinal or b in t.ordinal or max(abs(skew(x[ok])), abs(skew(y[ok]))) >= SKEWED

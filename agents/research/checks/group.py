@@ -1,5 +1,11 @@
 """Group difference: one level's mean of a numeric column differs from the rest's (Welch
-p < 1e-6, \\|Cohen's d\\| >= 0.3).
+p < 1e-6, \\|Cohen's d\\| >= 0.3); of three or more levels, the level that differs most the
+other way is told too when it clears the same bar, against the rest and against the levels in
+between alike (the most and the least alcoholic of three cultivars; not a level that stands
+apart only from one whose values are all zero). For a skewed column (\\|skewness\\| >= 1: the population of
+a respondent's town, a card holder's spending), where a few large values carry a mean and
+Welch's test assumes no such tails, the Mann-Whitney test may tell the level instead (p < 1e-6,
+\\|rank-biserial r\\| >= ``RANK_R``), when the means differ the same way.
 
 Where other groupings of the same rows (``BLOCK_SHARE`` of the column's variance or more: the
 sites of a field trial) hide a difference, the level is compared within them: each row's value
@@ -9,11 +15,12 @@ rate of ``RATE`` over the database's group hypotheses and the levels compared, a
 \\|d\\| >= ``BLOCKED_D``.
 
 In a small table (fewer than ``SMALL_N`` rows, not a time series: fifty states, a trial of a
-few dozen plots),
-where a large difference cannot reach 1e-6, levels of ``SMALL_GROUP`` rows or more are
-compared and a level is told when its difference is large (\\|d\\| >= ``SMALL_D``) and both
-Welch's t-test and the Mann-Whitney test (which no single extreme row carries) clear
-Bonferroni at 5% over the database's group hypotheses and the levels compared."""
+few dozen plots, sixteen bacteria), where a large difference cannot reach 1e-6, levels of
+``SMALL_GROUP`` rows or more are compared and a level is told when both Welch's t-test and the
+Mann-Whitney test (which no single extreme row carries) clear Bonferroni at 5% over the
+database's group hypotheses and the levels compared, for at least a medium effect
+(\\|d\\| >= ``SMALL_D``); for a skewed column the Mann-Whitney test alone, with
+\\|rank-biserial r\\| >= ``SMALL_RANK_R``."""
 
 from __future__ import annotations
 
@@ -29,17 +36,27 @@ from lemmata.agents.research.checks.base import (
     fmt,
     score_of,
 )
-from lemmata.agents.research.checks.correlation import is_small
-from lemmata.agents.research.checks.stats import best_level, block_residuals, other_level
+from lemmata.agents.research.checks.correlation import SKEWED, is_small
+from lemmata.agents.research.checks.stats import (
+    MIN_GROUP,
+    best_level,
+    best_rank_level,
+    block_residuals,
+    level_tests,
+    other_level,
+    skew,
+)
 from lemmata.agents.research.profile import MAX_CATEGORIES
 from lemmata.agents.research.types import Direction, Hypothesis
 
 __all__ = [
     "BLOCKED_D",
     "BLOCK_SHARE",
+    "RANK_R",
     "RATE",
     "SMALL_D",
     "SMALL_GROUP",
+    "SMALL_RANK_R",
     "check",
     "clear",
     "mirror",
@@ -53,9 +70,15 @@ BLOCKED_D = 0.5
 #: The share of a column's variance another grouping must explain to be taken as blocks.
 BLOCK_SHARE = 0.3
 #: The fewest rows of a level (and of the rest) compared in a small table.
-SMALL_GROUP = 8
-#: The smallest \\|Cohen's d\\| told in a small table (a large effect).
-SMALL_D = 0.8
+SMALL_GROUP = 6
+#: The smallest \\|Cohen's d\\| told in a small table (a medium effect).
+SMALL_D = 0.5
+#: The smallest \\|rank-biserial r\\| told for a skewed column (about what \\|d\\| = 0.3 is
+#: for two normal groups).
+RANK_R = 0.17
+#: The smallest \\|rank-biserial r\\| told for a skewed column in a small table (about
+#: \\|d\\| = 0.5).
+SMALL_RANK_R = 0.28
 
 
 def clear(p: float, d: float, alpha: float = 1e-6) -> bool:
@@ -71,17 +94,40 @@ def mirror(support: dict[str, Any], column: str, other: Any | None) -> dict[str,
     return support if other is None else support | {"other_level": f"{column}={other}"}
 
 
+def _skewed(x: Any) -> bool:
+    import numpy as np
+
+    ok = np.isfinite(x)
+    return int(ok.sum()) >= 3 and float(np.std(x[ok])) > 0 and abs(skew(x[ok])) >= SKEWED
+
+
+def _ranked(x: Any, groups: list[Any], alpha: float, least: float, min_group: int) -> Any:
+    """The level of a skewed column that the Mann-Whitney test tells from the rest (p <
+    ``alpha``, \\|rank-biserial r\\| >= ``least``), when its mean differs the same way;
+    else None."""
+    found = best_rank_level(x, groups, alpha, min_group=min_group)
+    if found is None or abs(found[3]) < least or (found[1] - found[2]) * found[3] <= 0:
+        return None
+    return found
+
+
 def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
     num, cat = h.columns
     t = ctx.table(h.table)
     x, groups = t.num[num], t.raw[cat]
+    skewed = _skewed(x)
     found = best_level(x, groups)
-    small = _small_sample(ctx, h, x, groups) if is_small(t) else None
-    if found is None and small is None:
+    small = _small_sample(ctx, h, x, groups, skewed) if is_small(t) else None
+    ranked = None
+    if small is None and skewed and (found is None or not clear(found[4], found[3])):
+        ranked = _ranked(x, groups, 1e-6, RANK_R, MIN_GROUP)
+    if found is None and small is None and ranked is None:
         raise DataProblem(f"{h.table}: groups of {cat} too small")
     blocks: list[str] = []
     if small is not None and (found is None or not clear(found[4], found[3])):
         found = small
+    elif ranked is not None:
+        found = ranked
     elif found is None:
         raise DataProblem(f"{h.table}: groups of {cat} too small")
     elif not clear(found[4], found[3]):
@@ -102,11 +148,18 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
         else:
             blocks = []
     level, ma, mb, d, p = found
-    if not (clear(p, d) or blocks or found is small):
+    if not (clear(p, d) or blocks or found is small or found is ranked):
         return Outcome(observation=f"{h.table}.{num} by {cat}: no clear difference (p={p:.2g})")
     if blocks:  # the means told are the level's and the rest's, not the residuals'
         inside = [g == level for g in groups]
         ma, mb = _means(x, inside)
+    opposite = None
+    if not (blocks or found is small or found is ranked):
+        opposite = _opposite(x, groups, found[0], d)
+    if opposite is not None:
+        # The other end of a column of three or more levels (the most and the least
+        # alcoholic of three cultivars): both are told.
+        return ctx.outcome(_finding(ctx, h, found), _finding(ctx, h, opposite))
     direction: Direction = "higher" if d > 0 else "lower"
     more = "more" if d > 0 else "less"
     said = f", within each {' and '.join(blocks)}" if blocks else ""
@@ -115,6 +168,11 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
     )
     if found is small:
         test = "Welch t-test and Mann-Whitney, level vs rest (a small table)"
+    if found is ranked or (found is small and skewed):
+        test = "Mann-Whitney, level vs rest (a skewed column)" + (
+            " (a small table)" if found is small else ""
+        )
+    effect = "rank_biserial_r" if found is ranked or (found is small and skewed) else "cohen_d"
     return ctx.outcome(
         Finding(
             kind="group_difference",
@@ -130,12 +188,59 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
             ),
             score=score_of(p),
             support=mirror(
-                {"test": test, "p": p, "cohen_d": d, "rest_mean": mb}
+                {"test": test, "p": p, effect: d, "rest_mean": mb}
                 | ({"blocks": blocks} if blocks else {}),
                 cat,
                 other_level(groups, level),
             ),
         )
+    )
+
+
+def _opposite(x: Any, groups: list[Any], first: Any, d: float) -> Any:
+    """Of a column with three or more levels, the level that differs most the other way from
+    the rest (by the plain bar), when it also differs that way from the levels in between
+    (the rest without ``first``, the level told already: a level is not told only for
+    standing apart from an extreme one); else None."""
+    import numpy as np
+
+    tests = level_tests(x, groups)
+    if len(tests) < 3:
+        return None
+    for f in sorted(tests, key=lambda f: -abs(f[3])):
+        if f[0] == first or f[3] * d >= 0 or not clear(f[4], f[3]):
+            continue
+        kept = [g is not None and g != "" and g != first for g in groups]
+        inner = [g for g, k in zip(groups, kept, strict=True) if k]
+        apart = level_tests(np.asarray(x)[np.array(kept)], inner)
+        mine = next((a for a in apart if a[0] == f[0]), None)
+        if mine is not None and mine[3] * d < 0 and clear(mine[4], mine[3]):
+            level, ma, mb, dd, p, _ = f
+            return level, ma, mb, dd, p
+        return None
+    return None
+
+
+def _finding(ctx: CheckContext, h: Hypothesis, found: Any) -> Finding:
+    """A plain level-against-the-rest finding (Welch's bar, no blocks)."""
+    num, cat = h.columns
+    level, ma, mb, d, p = found
+    direction: Direction = "higher" if d > 0 else "lower"
+    more = "more" if d > 0 else "less"
+    return Finding(
+        kind="group_difference",
+        table=h.table,
+        columns=[num, cat],
+        entities=[f"{cat}={level}"],
+        direction=direction,
+        evidence_sql=ev.mean_sql(h.table, ctx.expr(h.table, num), [ev.equals(cat, level)]),
+        statement=lambda value: (
+            f"{h.table}.{num} is {direction} where {cat} = {level}: mean "
+            f"{fmt(value)} against {fmt(mb)} for the other rows "
+            f"({fmt(abs(ma / mb - 1) * 100) if mb else '?'}% {more})"
+        ),
+        score=score_of(p),
+        support={"test": "Welch t-test, level vs rest", "p": p, "cohen_d": d, "rest_mean": mb},
     )
 
 
@@ -148,7 +253,7 @@ def _means(x: Any, inside: list[bool]) -> tuple[float, float]:
 
 
 def _small_sample(
-    ctx: CheckContext, h: Hypothesis, x: Any, groups: list[Any]
+    ctx: CheckContext, h: Hypothesis, x: Any, groups: list[Any], skewed: bool
 ) -> tuple[Any, float, float, float, float] | None:
     """The level that differs in a small table, by the small-table bar (see the module
     docstring); None when no level clears it."""
@@ -157,6 +262,8 @@ def _small_sample(
 
     levels = len({g for g in groups if g is not None and g != ""})
     alpha = ctx.alpha("group_difference", 0.0, rate=FAMILY_RATE) / max(1, levels)
+    if skewed:
+        return _ranked(x, groups, alpha, SMALL_RANK_R, SMALL_GROUP) if alpha > 0 else None
     found = best_level(x, groups, alpha, min_group=SMALL_GROUP) if alpha > 0 else None
     if found is None or not (found[4] < alpha and abs(found[3]) >= SMALL_D):
         return None

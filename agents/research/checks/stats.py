@@ -11,9 +11,11 @@ from lemmata.agents.research.checks.base import DataProblem
 __all__ = [
     "MIN_GROUP",
     "best_level",
+    "best_rank_level",
     "block_residuals",
     "entity_means",
     "holm_passes",
+    "level_tests",
     "other_level",
     "robust_z",
     "same_number",
@@ -52,23 +54,7 @@ def best_level(
     largest effect (the heaviest species, the biggest firm), not the one measured most
     precisely; else the one with the largest t. None when no level and its rest both have
     ``min_group`` values."""
-    import numpy as np
-    from scipy import stats
-
-    g = np.array([None if v == "" else v for v in groups], dtype=object)
-    ok = np.isfinite(x) & np.array([v is not None for v in g])
-    x, g = x[ok], g[ok]
-    found = []
-    # Sorted, so that the choice does not follow the hash order of the levels.
-    for level in sorted(set(g.tolist()), key=str):
-        inside = g == level
-        a, b = x[inside], x[~inside]
-        if len(a) < min_group or len(b) < min_group:
-            continue
-        t, p = stats.ttest_ind(a, b, equal_var=False)
-        pooled = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2) or 1e-12
-        d = (a.mean() - b.mean()) / pooled
-        found.append((level, float(a.mean()), float(b.mean()), float(d), float(p), float(t)))
+    found = level_tests(x, groups, min_group)
     if not found:
         return None
     significant = [f for f in found if f[4] < alpha]
@@ -82,6 +68,64 @@ def best_level(
         raise DataProblem("a level's difference is undefined (its values are all equal)")
     level, ma, mb, d, p, _ = max(tied, key=lambda f: f[3])
     return level, ma, mb, d, p
+
+
+def level_tests(
+    x: Any, groups: list[Any], min_group: int = MIN_GROUP
+) -> list[tuple[Any, float, float, float, float, float]]:
+    """Each level against the rest, by Welch's t-test: (level, mean, rest mean, Cohen's d, p,
+    t), for the levels that (and whose rest) have ``min_group`` values, in sorted order (so
+    that a choice among them does not follow the hash order of the levels)."""
+    import numpy as np
+    from scipy import stats
+
+    g = np.array([None if v == "" else v for v in groups], dtype=object)
+    ok = np.isfinite(x) & np.array([v is not None for v in g])
+    x, g = x[ok], g[ok]
+    found = []
+    for level in sorted(set(g.tolist()), key=str):
+        inside = g == level
+        a, b = x[inside], x[~inside]
+        if len(a) < min_group or len(b) < min_group:
+            continue
+        t, p = stats.ttest_ind(a, b, equal_var=False)
+        pooled = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2) or 1e-12
+        d = (a.mean() - b.mean()) / pooled
+        found.append((level, float(a.mean()), float(b.mean()), float(d), float(p), float(t)))
+    return found
+
+
+def best_rank_level(
+    x: Any, groups: list[Any], alpha: float, min_group: int = MIN_GROUP
+) -> tuple[Any, float, float, float, float] | None:
+    """The level whose values rank furthest from the rest's, by the Mann-Whitney test (for a
+    skewed column, where a few large values carry a mean and Welch's test assumes no such
+    tails): (level, mean, rest mean, rank-biserial r, p). Of the levels with p < ``alpha``,
+    the one with the largest \\|r\\| (the higher one of a tie); None when none has, or no
+    level and its rest both have ``min_group`` values. The rank-biserial r is
+    ``2 U / (n1 n2) - 1``: the chance that a value of the level exceeds one of the rest, less
+    the chance of the opposite."""
+    import numpy as np
+    from scipy import stats
+
+    g = np.array([None if v == "" else v for v in groups], dtype=object)
+    ok = np.isfinite(x) & np.array([v is not None for v in g])
+    x, g = x[ok], g[ok]
+    found = []
+    for level in sorted(set(g.tolist()), key=str):
+        inside = g == level
+        a, b = x[inside], x[~inside]
+        if len(a) < min_group or len(b) < min_group:
+            continue
+        u = stats.mannwhitneyu(a, b)
+        r = 2 * float(u.statistic) / (len(a) * len(b)) - 1
+        if float(u.pvalue) < alpha:
+            found.append((level, float(a.mean()), float(b.mean()), r, float(u.pvalue)))
+    if not found:
+        return None
+    top = max(abs(f[3]) for f in found)
+    tied = [f for f in found if math.isclose(abs(f[3]), top, rel_tol=1e-9)]
+    return max(tied, key=lambda f: f[3])
 
 
 def block_residuals(

@@ -2,7 +2,8 @@
 
 =====  ==========================================================================================
 trend  period means fit a line (Mann-Kendall p < alpha, R^2 >= 0.3, seasonality taken out) at
-       least as well as the best step
+       least as well as the best step, or move the trend's way on both sides of that step
+       (Mann-Kendall p < 5% on each)
 change a fall and a recovery (a stretch of periods off the line, see :func:`_fall_and_recovery`);
        else the best step leaves <= 0.8 of a line's squared error and less than a curve's, Welch
        p < alpha / s before/after (s: the split points the step was chosen from), a shift of
@@ -11,6 +12,10 @@ change a fall and a recovery (a stretch of periods off the line, see :func:`_fal
        searched), its steepest piece against a neighbour's slope moving >= 0.25 standard
        deviations
 =====  ==========================================================================================
+
+In a panel in long form (a column whose levels each hold a series: five stocks' monthly
+prices, see :func:`panel_columns`), each level's series is tested as a table of its own, and
+its insights name the level.
 
 A smooth curve (a slowdown and a pick-up, a U) is no change: a step cut into a U ("fell and
 stayed there") fits better than a line but says something false. So a step must also fit
@@ -42,7 +47,16 @@ from lemmata.agents.research.checks.base import (
 from lemmata.agents.research.types import Direction, Hypothesis
 from lemmata.environments.database import quote_ident
 
-__all__ = ["DIP_SHARE", "STEP_SHARE", "check_change", "check_trend", "period_of", "trend_fit"]
+__all__ = [
+    "DIP_SHARE",
+    "PANEL_LEVELS",
+    "STEP_SHARE",
+    "check_change",
+    "check_trend",
+    "panel_columns",
+    "period_of",
+    "trend_fit",
+]
 
 #: The most of a line's (and a curve's) squared error that a fall and its recovery may leave.
 DIP_SHARE = 0.5
@@ -80,18 +94,21 @@ def _find_period(ctx: CheckContext, table: str, date_col: str) -> str:
 
 
 def _period_means(
-    ctx: CheckContext, table: str, num: str, date_col: str
+    ctx: CheckContext, table: str, num: str, date_col: str, level: tuple[str, str] | None = None
 ) -> tuple[Any, Any, Any, Any, str] | None:
     """Each period's mean of ``num`` (row count when empty): (periods, means, each row's
-    period, each row's value, the period's name)."""
+    period, each row's value, the period's name); of the rows of one ``level`` (column,
+    value) of a panel, each a series of its own, when given."""
     import numpy as np
 
     t = ctx.table(table)
     period = period_of(ctx, table, date_col)
-    series = period != "month" or ctx.survey.tables[table].series
+    series = period != "month" or ctx.survey.tables[table].series or level is not None
     days = t.days[date_col]
     x = t.num[num] if num else np.ones_like(days)
     ok = np.isfinite(days) & np.isfinite(x)
+    if level is not None:
+        ok &= np.array([str(v) == level[1] for v in t.raw[level[0]]], dtype=bool)
     days, x = days[ok], x[ok]
     if len(x) < (8 if series else 30):
         return None
@@ -111,12 +128,14 @@ def _period_means(
     return levels[keep], means[keep], keys, x, period
 
 
-def trend_fit(ctx: CheckContext, table: str, num: str, date_col: str) -> dict[str, Any] | None:
+def trend_fit(
+    ctx: CheckContext, table: str, num: str, date_col: str, level: tuple[str, str] | None = None
+) -> dict[str, Any] | None:
     """The trend and the best step of ``num``'s period means over ``date_col`` (None when
-    there are too few periods)."""
+    there are too few periods), of one ``level`` of a panel when given."""
     import numpy as np
 
-    data = _period_means(ctx, table, num, date_col)
+    data = _period_means(ctx, table, num, date_col, level)
     if data is None:
         return None
     t, y, keys, x, period = data
@@ -148,18 +167,100 @@ def trend_fit(ctx: CheckContext, table: str, num: str, date_col: str) -> dict[st
     }
 
 
+#: The most levels of a column whose rows are each a series of their own (a panel).
+PANEL_LEVELS = 10
+
+
+def panel_columns(ctx: CheckContext, table: str, date_col: str) -> list[str]:
+    """The categorical columns of ``table`` whose levels each hold a series over ``date_col``
+    (a panel in long form: five stocks' monthly prices, three sources' yearly output): at
+    most ``PANEL_LEVELS`` levels, each with at least 8 dated rows, nearly all of them on
+    dates of their own. A series of each level is then tested for a trend and a change as a
+    table of its own would be."""
+    import numpy as np
+
+    profile = ctx.survey.tables[table]
+    if profile.series:
+        return []
+    t = ctx.table(table)
+    days = t.days.get(date_col)
+    if days is None:
+        return []
+    out = []
+    for name, c in profile.columns.items():
+        if c.role != "categorical" or not 2 <= c.distinct <= PANEL_LEVELS:
+            continue
+        by_level: dict[str, list[float]] = {}
+        for v, d in zip(t.raw[name], days, strict=True):
+            if v is not None and v != "" and np.isfinite(d):
+                by_level.setdefault(str(v), []).append(float(d))
+        if len(by_level) >= 2 and all(
+            len(ds) >= 8 and len(set(ds)) >= 0.95 * len(ds) for ds in by_level.values()
+        ):
+            out.append(name)
+    return out
+
+
+def _level(ctx: CheckContext, h: Hypothesis) -> tuple[str, str] | None:
+    """The panel level (column, value) a hypothesis is about, if any."""
+    if not h.entities:
+        return None
+    column, _, value = h.entities[0].partition("=")
+    column, value = column.strip(), value.strip()
+    if column not in ctx.survey.tables[h.table].columns:
+        raise DataProblem(f"no column {column!r} in {h.table}")
+    return column, value
+
+
+def _level_sql(ctx: CheckContext, h: Hypothesis, level: tuple[str, str] | None) -> list[str]:
+    """The SQL condition that picks a panel level's rows (none without a level)."""
+    if level is None:
+        return []
+    from lemmata.agents.research.checks.stats import typed
+
+    return [ev.equals(level[0], typed(level[1], ctx.table(h.table).raw[level[0]]))]
+
+
+def _of(h: Hypothesis, level: tuple[str, str] | None) -> str:
+    return f" where {level[0]} = {level[1]}" if level else ""
+
+
+def _both_sides(fit: dict[str, Any]) -> bool:
+    """Whether the series moves the trend's way on both sides of its best step (Mann-Kendall
+    p < 5% on each, at least 6 periods a side): a step that leaves less error than a line
+    but has a rise before it and after it (a share price growing faster and faster) does not
+    explain the rise, which is then a trend."""
+    from scipy import stats
+
+    t, y, split = fit["t"], fit["values"], fit["split_month"]
+    if split is None:
+        return False
+    left = t < split
+    for side in (left, ~left):
+        if side.sum() < 6:
+            return False
+        tau, p = stats.kendalltau(t[side], y[side])
+        if not (p < 0.05 and tau * fit["slope"] > 0):
+            return False
+    return True
+
+
 def check_trend(ctx: CheckContext, h: Hypothesis) -> Outcome:
     num, date_col = h.columns
-    fit = trend_fit(ctx, h.table, num, date_col)
+    level = _level(ctx, h)
+    fit = trend_fit(ctx, h.table, num, date_col, level)
     if fit is None:
         raise DataProblem(f"{h.table}.{num or 'rows'} over {date_col}: too few months")
     alpha = ctx.alpha("trend", 1e-4)
-    if not (fit["p"] < alpha and fit["r2"] >= 0.3 and fit["lin_sse"] <= fit["step_sse"]):
+    steady = fit["lin_sse"] <= fit["step_sse"] or _both_sides(fit)
+    if not (fit["p"] < alpha and fit["r2"] >= 0.3 and steady):
         return Outcome(
-            observation=f"{h.table}.{num or 'rows'} over {date_col}: no steady trend (R^2={fit['r2']:.2f})"
+            observation=f"{h.table}.{num or 'rows'}{_of(h, level)} over {date_col}: no steady "
+            f"trend (R^2={fit['r2']:.2f})"
         )
     direction: Direction = "increase" if fit["slope"] > 0 else "decrease"
     where = [ctx.col(h.table, num).present()] if num else []
+    where += _level_sql(ctx, h, level)
     period = fit["period"]
     sql = ev.monthly_slope_sql(
         h.table,
@@ -169,10 +270,12 @@ def check_trend(ctx: CheckContext, h: Hypothesis) -> Outcome:
         period=period,
     )
     profile = ctx.survey.tables[h.table]
-    series = profile.series and date_col == profile.time
+    series = (profile.series or level is not None) and date_col == profile.time
     what = (
-        f"{h.table}.{num}"
+        f"{h.table}.{num}{_of(h, level)}"
         if num and series
+        else f"the {period}ly mean of {h.table}.{num}{_of(h, level)}"
+        if num and level
         else f"the {period}ly mean of {h.table}.{num}"
         if num
         else f"the number of {h.table} rows per {period}"
@@ -183,6 +286,7 @@ def check_trend(ctx: CheckContext, h: Hypothesis) -> Outcome:
             kind="trend",
             table=h.table,
             columns=[num, date_col] if num else [date_col],
+            entities=[f"{level[0]}={level[1]}"] if level else [],
             direction=direction,
             evidence_sql=sql,
             statement=lambda value: (
@@ -208,13 +312,15 @@ def check_change(ctx: CheckContext, h: Hypothesis) -> Outcome:
     from scipy import stats
 
     num, date_col = h.columns
-    fit = trend_fit(ctx, h.table, num, date_col)
+    level = _level(ctx, h)
+    fit = trend_fit(ctx, h.table, num, date_col, level)
     if fit is None or fit["split_month"] is None:
         raise DataProblem(f"{h.table}.{num} over {date_col}: too few months")
     # Events give many rows a side; a series has one a period, so it needs less. Counted
     # hypotheses set the bar instead: Bonferroni over them and over the split points (or
     # stretches) the fit chose from (the best of them is no single test).
-    fixed = 1e-8 if fit["period"] == "month" and not ctx.survey.tables[h.table].series else 1e-6
+    series = ctx.survey.tables[h.table].series or level is not None
+    fixed = 1e-8 if fit["period"] == "month" and not series else 1e-6
     dip = _fall_and_recovery(ctx, h, fit, fixed)
     if dip is not None:
         return dip
@@ -233,7 +339,9 @@ def check_change(ctx: CheckContext, h: Hypothesis) -> Outcome:
         bend = _turn(ctx, h, fit, fixed)
         if bend is not None:
             return bend
-        return Outcome(observation=f"{h.table}.{num} over {date_col}: no step change")
+        return Outcome(
+            observation=f"{h.table}.{num}{_of(h, level)} over {date_col}: no step change"
+        )
     when = ts.period_start(fit["split_month"], fit["period"]).isoformat()
     before_mean = float(before.mean())
     return ctx.outcome(
@@ -241,14 +349,19 @@ def check_change(ctx: CheckContext, h: Hypothesis) -> Outcome:
             kind="change",
             table=h.table,
             columns=[num, date_col],
+            entities=[f"{level[0]}={level[1]}"] if level else [],
             direction="increase" if diff > 0 else "decrease",
             evidence_sql=ev.mean_sql(
                 h.table,
                 ctx.expr(h.table, num),
-                [_dated(ctx, h.table, date_col, ">=", when), ctx.col(h.table, num).present()],
+                [
+                    _dated(ctx, h.table, date_col, ">=", when),
+                    ctx.col(h.table, num).present(),
+                    *_level_sql(ctx, h, level),
+                ],
             ),
             statement=lambda value: (
-                f"{h.table}.{num} {'rose' if diff > 0 else 'fell'} from a mean of "
+                f"{h.table}.{num}{_of(h, level)} {'rose' if diff > 0 else 'fell'} from a mean of "
                 f"{fmt(before_mean)} before {when} to {fmt(value)} from then on, and stayed there"
             ),
             score=score_of(p),
@@ -282,6 +395,7 @@ def _stretch_outcome(
     from dataclasses import replace
 
     num, date_col = h.columns
+    level = _level(ctx, h)
     since, op, until = dates
     sql = ev.mean_sql(
         h.table,
@@ -290,10 +404,12 @@ def _stretch_outcome(
             _dated(ctx, h.table, date_col, ">=", since),
             _dated(ctx, h.table, date_col, op, until),
             ctx.col(h.table, num).present(),
+            *_level_sql(ctx, h, level),
         ],
     )
     direction: Direction = "decrease" if fell else "increase"
-    return ctx.outcome(replace(finding, evidence_sql=sql, direction=direction))
+    entities = [f"{level[0]}={level[1]}"] if level else []
+    return ctx.outcome(replace(finding, evidence_sql=sql, direction=direction, entities=entities))
 
 
 def _fall_and_recovery(
@@ -338,7 +454,8 @@ def _fall_and_recovery(
             columns=[num, date_col],
             evidence_sql="",
             statement=lambda value: (
-                f"{h.table}.{num} {'fell' if fell else 'rose'} from {since} to before {until} "
+                f"{h.table}.{num}{_of(h, _level(ctx, h))} {'fell' if fell else 'rose'} from "
+                f"{since} to before {until} "
                 f"and then {'recovered' if fell else 'came back'}: a mean of {fmt(value)} in "
                 f"those {seg.end - seg.start} {period}s, {fmt(abs(seg.shift))} "
                 f"{'below' if fell else 'above'} the course of the other {period}s (mean "
@@ -402,7 +519,7 @@ def _turn(ctx: CheckContext, h: Hypothesis, fit: dict[str, Any], fixed: float) -
             columns=[num, date_col],
             evidence_sql="",
             statement=lambda value: (
-                f"{h.table}.{num} turned: it {'fell' if fell else 'rose'} by "
+                f"{h.table}.{num}{_of(h, _level(ctx, h))} turned: it {'fell' if fell else 'rose'} by "
                 f"{fmt(abs(bend.change))} from {since} to {until} (a mean of {fmt(value)} over "
                 f"those {period}s), {' and '.join(around)}: a break in its course that no "
                 "steady trend or smooth curve follows"
