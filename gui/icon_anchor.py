@@ -214,7 +214,10 @@ class EncodedIconAnchor(IconAnchor):
             return _suppress(sorted(glyph + self.any_icon(screen), key=lambda c: -c.score))[:50]
         # nearness counts for every wording, unless the instruction names a label to read
         # ("click the Export button": a text target that may be absent, not a concept)
-        relative = frozenset() if names_a_label(query) else frozenset(texts)
+        # the bare action counts by its cosine alone: a lone verb ("open") comes nearest some
+        # concept at a low cosine, which nearness would turn into a match
+        verb = getattr(query, "verb", "")
+        relative = frozenset() if names_a_label(query) else frozenset(texts) - {verb}
         elements, scores = self.scores(screen, texts, relative)
         out = list(glyph)
         for e, s in zip(elements, scores, strict=True):
@@ -268,10 +271,15 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
 
 
 def query_texts(query: Query) -> list[str]:
-    """The wordings of an instruction the icon encoder reads: the phrase, and the action the
-    user asked for ("delete the selection") when it says more than the phrase."""
+    """The wordings of an instruction the icon encoder reads: the phrase, the action the user
+    asked for ("delete the selection") when it says more than the phrase, and the action alone
+    without its object ("reload the runs" -> "reload": an icon draws the action, while the
+    object is what it acts on, often named nowhere near it)."""
     out = [query.phrase.strip()] if query.phrase.strip() else []
     action = getattr(query, "action_text", "")
     if action and action not in out:
         out.append(action)
+    verb = getattr(query, "verb", "")
+    if verb and verb not in out:
+        out.append(verb)
     return out

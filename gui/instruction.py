@@ -68,6 +68,9 @@ _DEICTIC = {
     "selection", "selected", "panel", "page", "window", "dialog", "item", "items", "view",
     "one", "it", "this", "list", "results", "text", "current", "here", "them", "everything",
 }  # fmt: skip
+# where a label leads, which the label itself seldom says ("go to the scalars dashboard" for a
+# tab reading "Scalars")
+_PLACES = {"dashboard", "page", "section", "pane", "panel", "view", "window", "dialog"}
 _CLICKS = ("click on", "click to", "click", "double click", "double-click", "right click",
            "tap on", "tap to", "tap", "press", "hit", "select", "choose", "pick", "use")  # fmt: skip
 _ICON_WORDS = {"icon", "glyph", "symbol", "pictogram"}
@@ -120,6 +123,7 @@ class Query:
     relation: tuple[str, str] | None = None
     subject: str = ""  # the phrase without its action words, when it had some
     action_text: str = ""  # the instruction without clicking words, kind or role words
+    verb: str = ""  # the action alone, its object gone ("reload the runs" -> "reload")
 
 
 def _subject(action: str) -> str:
@@ -128,15 +132,36 @@ def _subject(action: str) -> str:
     nothing of substance is left ("sign in") or only words that point at the current thing
     ("close this panel")."""
     words = [w.strip(",;:") for w in action.split()]
-    while words and words[-1].lower() in _ICON_WORDS | _ROLE_WORDS - {"text"}:
+    while words and words[-1].lower() in (_ICON_WORDS | _ROLE_WORDS | _PLACES) - {"text"}:
         words = words[:-1]
     k = 0
     while k < len(words) and words[k].lower() in _ACTIONS | _ARTICLES:
+        k += 1
+    # the particles of a phrasal action ("go to the scalars", "switch over to ...")
+    while 0 < k < len(words) and words[k].lower() in _PARTICLES | _ARTICLES:
         k += 1
     rest = [w for w in words[k:] if w.lower() not in _ARTICLES]
     if k == 0 or not any(len(w) >= 3 and w.lower() not in _PARTICLES | _DEICTIC for w in rest):
         return ""
     return " ".join(rest)
+
+
+def _verb(action: str) -> str:
+    """The action of an instruction without its object, what an icon draws ("reload the runs"
+    -> "reload", "zoom in on the graph" -> "zoom in", "turn the tooltips off" -> "turn off"):
+    the first word with a particle right after it and a particle that ends the sentence;
+    empty when the first word is not followed by an article or a particle (then it is not
+    surely a verb: "max pooling node"), or when the instruction is that word alone."""
+    words = [w.strip(",;:").lower() for w in action.split()]
+    if len(words) < 2 or not words[0].isalpha() or words[0] in _PARTICLES | _ARTICLES:
+        return ""
+    k = 2 if words[1] in _PARTICLES else 1
+    if k == 1 and words[1] not in _ARTICLES:
+        return ""
+    verb = words[:k]
+    if len(words) > k + 1 and words[-1] in _PARTICLES and words[-1] not in verb:
+        verb.append(words[-1])
+    return " ".join(verb)
 
 
 def _action_text(text: str, *, roles: bool = False) -> str:
@@ -209,4 +234,5 @@ def parse_instruction(instruction: str) -> Query:
         kind,
         subject=_subject(_action_text(text, roles=True)),
         action_text=action if action.lower() != phrase.lower() else "",
+        verb=_verb(_action_text(text, roles=True)),  # "switch" is a role word too
     )

@@ -161,3 +161,16 @@ def test_an_instruction_naming_a_label_is_told_apart(instruction: str, label: bo
     from lemmata.gui.instruction import parse_instruction
 
     assert names_a_label(parse_instruction(instruction)) is label
+
+
+def test_the_icon_side_reads_the_bare_action_too() -> None:
+    from lemmata.gui.icon_anchor import query_texts
+    from lemmata.gui.instruction import parse_instruction
+
+    # the icon draws "reload"; "the runs" is what it acts on
+    assert query_texts(parse_instruction("reload the runs")) == [
+        "reload runs",
+        "reload the runs",
+        "reload",
+    ]
+    assert query_texts(parse_instruction("select the max pooling node")) == ["max pooling node"]

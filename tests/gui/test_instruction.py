@@ -15,6 +15,10 @@ from lemmata.gui.instruction import parse_instruction
         ("open a new notebook", "notebook"),
         ("add a new row", "row"),
         ("switch the kernel", "kernel"),
+        # a phrasal action's particle is no part of the label, nor is where the label leads
+        ("go to the checkout", "checkout"),
+        ("go to the scalars dashboard", "scalars"),
+        ("click to leave full screen", "full screen"),
         # nothing of substance, or only the current thing: no subject
         ("click Sign in", ""),
         ("close this panel", ""),
@@ -43,3 +47,22 @@ def test_quoted_labels_stay_literal() -> None:
 def test_relations_are_unchanged() -> None:
     q = parse_instruction("click the icon left of Save")
     assert q.relation == ("left", "Save") and q.kind == "icon" and q.phrase == ""
+
+
+@pytest.mark.parametrize(
+    ("instruction", "verb"),
+    [
+        ("reload the runs", "reload"),
+        ("zoom in on the graph", "zoom in"),
+        ("turn the tooltips on hover off", "turn off"),
+        ("switch to the dark theme", "switch to"),
+        ("undo my change to the card width", "undo"),
+        ("click to delete the selection", "delete"),
+        # not surely a verb, or nothing but the verb: no bare action
+        ("select the max pooling node", ""),
+        ("click Save", ""),
+        ("refresh", ""),
+    ],
+)
+def test_the_bare_action_drops_its_object(instruction: str, verb: str) -> None:
+    assert parse_instruction(instruction).verb == verb
