@@ -134,7 +134,8 @@ _ASKS_MEMORY = re.compile(
     r"i (?:told|said to|mentioned to) you|you know about|in (?:your |my )?memory|"
     r"we (?:talked|spoke|discussed)|(?:based on|from|given) what you know|you know of|"
     r"what you (?:have|know|remember|stored|saved) (?:on|about)|(?:i've|i have) (?:told|said|mentioned)"
-    r"(?: to)?(?: you)?)\b|\bagain\s*\?\s*$",
+    r"(?: to)?(?: you)?|(?:do|did|would) you (?:know|have|remember) (?:my|our|anything about|"
+    r"(?:where|what|when|who|how|if|whether) (?:i|my|we|our)))\b|\bagain\s*\?\s*$",
     re.I,
 )
 # Questions about the user's own life: no capability but memory can answer them.
@@ -145,9 +146,26 @@ _PERSONAL = re.compile(
 _RECALL_COMMAND = re.compile(
     r"^\s*(?:please\s+)?(?:recall|search (?:my |your )?memory|look (?:it )?up in (?:your |my )?memory|"
     r"look up\b.*\bmy\b|look up what you (?:have|know)|check (?:your |my )?memory|"
-    r"what do you (?:remember|know) about)",
+    r"what do you (?:remember|know) about|"
+    # a command whose object is what memory holds: "give me the 3 most relevant memories about"
+    r"(?:give|show|list|find|fetch|get|pull up|bring up|read)\s+(?:me\s+)?(?:the\s+|all\s+|any\s+)?"
+    r"(?:top\s+)?(?:\d+\s+)?(?:most\s+)?(?:relevant\s+|recent\s+|related\s+)?"
+    r"(?:memories|notes|facts|things you (?:know|remember))\b)",
     re.I,
 )
+# the spellings of texting: "do u know my shoe size", "what's ur address for me"
+_TEXTING = {"u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "abt": "about"}
+
+
+def _texted(text: str) -> str:
+    return re.sub(
+        r"\b(?:u|ur|r|pls|plz|abt)\b(?!['’.])",
+        lambda m: _TEXTING[m.group(0).lower()],
+        text,
+        flags=re.I,
+    )
+
+
 # Requests that say they are to be answered from memory, whatever their grammar.
 _FROM_MEMORY = re.compile(
     r"\b(?:(?:based on|from|given|using) what (?:you know|you remember|i(?:'ve| have) told you)|"
@@ -293,7 +311,7 @@ class Router:
         forget, a statement about the user's own things, the memory extractors' findings)."""
         if v is None:
             v = self._vector(text)
-        cued = cue_words(text)
+        cued = _texted(cue_words(text))
         best = self._similarities(v)
         top3 = self._near(v, 3)
         decline = self._decline_sims(v)

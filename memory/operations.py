@@ -283,9 +283,12 @@ def _extract_remember(text: str) -> dict[str, Any] | None:
 
 # a short asking to keep, set off from what to keep by a colon, a dash or its own sentence:
 # "memo to you: ...", "keep track of this -- ...", "Can you hang on to this for me? ..."; the
-# asking has a word of keeping and, unless a colon or a dash sets it off, points ahead ("this")
+# asking has a word of keeping and, unless a colon or a dash sets it off, points ahead ("this");
+# an asking about what memory holds ("Summarise what you remember about: ...") is no such thing
 _KEEP_FRAME = re.compile(
-    r"^(?P<lead>(?=[^:?!\n]{0,60}\b(?:keep|keeping|track|record|note|notes|memo|remember|save|store|"
+    r"^(?![^:?!\n]{0,60}\b(?:you\s+(?:remember|know|have|kept|stored)|summari[sz]e|explain|tell|list|"
+    r"what|where|when|who|why|how|which|did|do\s+i)\b)"
+    r"(?P<lead>(?=[^:?!\n]{0,60}\b(?:keep|keeping|track|record|note|notes|memo|remember|save|store|"
     r"hold|hang|log|jot|file|retain|merk\w*|notier\w*|guarda\w*|retien\w*)\b)[^:?!\n]{0,60}?)"
     r"(?:\s*(?::|--+|—|–)\s*|\s+-\s+|(?<=\bthis)(?:\s+for\s+me)?\s*[?!.]\s+|(?<=\bthis\s)\s*)"
     r"(?P<text>\S.*)$",

@@ -368,7 +368,7 @@ def test_the_memory_gate_is_fitted_and_reports_its_left_out_figures() -> None:
     assert gate.classes == GATE_CLASSES
     assert gate.weights.shape == (len(GATE_CLASSES), len(gate.features))
     left_out = gate.meta["left_out"]
-    assert set(left_out) == {"generated", "fresh_dev", "fresh2", "fresh3", "fresh4"}
+    assert set(left_out) == {"generated", "fresh_dev", "fresh2", "fresh3", "fresh4", "fresh5"}
     p = gate.probabilities({})
     assert abs(sum(p.values()) - 1) < 1e-9
 
@@ -490,3 +490,17 @@ def test_forget_reads_the_subject_and_not_the_words_naming_a_note(router, text, 
     route = router.route(text)
     assert route.operation == "memory_forget", route.reason
     assert route.args == args
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # texting spellings of asking memory
+        "do u know my dentist's name",
+        # a command whose object is what memory holds
+        "fetch the top 3 facts about my landlord",
+    ],
+)
+def test_asking_memory_in_texting_and_as_a_command_is_a_recall(router, text) -> None:
+    route = router.route(text, evidence=0.3)
+    assert route.operation in ("memory_recall", "memory_reason"), route.reason
