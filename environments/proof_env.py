@@ -12,10 +12,17 @@ with ``BackTo`` to any state reached); nothing here speaks to Coq directly excep
 - ``coq_basic``: the 46 theorems of ``provers/suites/coq_basic.jsonl`` (header and statement
   read from the suite; the suite's proof where it has one, else a proof written for this
   environment), in five families: ``arith``, ``order``, ``lists``, ``logic``, ``bool``;
-- ``minif2f-rocq``: 17 competition problems of the *valid* split of miniF2F-rocq
+- ``coq_extra``: 37 more textbook lemmas of the same five families, header and style, written
+  for this environment (statement and proof in the file), so that the in-distribution test
+  holds enough theorems for one of them to weigh about 2 points;
+- ``minif2f-rocq``: 34 competition problems of the *valid* split of miniF2F-rocq
   (LLM4Rocq/miniF2F-rocq, MIT; statement and header copied, licence kept in the file), whose
-  proofs Coq's standard library closes: ``mathd-algebra`` (reals and rationals: ``field``,
-  ``ring``, ``lra``) and ``mathd-numbertheory`` (closed computations: ``vm_compute``).
+  proofs Coq's standard library closes: ``mathd-algebra`` (12; reals and rationals: ``field``,
+  ``ring``, ``lra``, rewriting with the given functions' definitions, square roots of squares)
+  and ``mathd-numbertheory`` (22; closed computations: ``vm_compute``). They are the
+  ``mathd`` problems of the split that a menu closer closes after at most ``intros`` and
+  ``subst`` (found by trying such combinations) and seven algebra problems whose proofs were
+  written for this file: enough for one of them to weigh under 3 points.
 
 A task's ``name`` is its family, ``variation`` its index within the family (data order), and
 ``params`` the theorem's id in its source (checked on :meth:`~ProofEnvironment.reset`, so
@@ -23,6 +30,7 @@ that a stale task record never silently opens another theorem).
 
 **Splits.** ``train`` and ``test-id`` divide ``coq_basic`` by a fixed hash of the theorem's name
 (:func:`split_of`: one in four is ``test-id``), so both hold the same families and style;
+``test-id`` also holds every ``coq_extra`` lemma (never trained on);
 ``test-ood`` is all of ``minif2f-rocq``: another source, other number domains (R, Q, Z) and
 other proof moves (computation, field arithmetic) than the textbook lemmas trained on.
 
@@ -114,6 +122,7 @@ TACTIC_MENU: tuple[str, ...] = (
 
 _DATA = "coq_tactics.json"
 _SUITE_SOURCE = "coq_basic"
+_EXTRA_SOURCE = "coq_extra"
 
 
 @dataclass(frozen=True)
@@ -131,14 +140,17 @@ class Theorem:
 
 
 def split_of(theorem_id: str, source: str) -> Split:
-    """The split a theorem belongs to: every ``minif2f-rocq`` theorem is ``test-ood``; of the
-    ``coq_basic`` ones, those whose SHA-256 of the name is 0 modulo 4 are ``test-id``.
+    """The split a theorem belongs to: every ``minif2f-rocq`` theorem is ``test-ood`` and every
+    ``coq_extra`` one ``test-id``; of the ``coq_basic`` ones, those whose SHA-256 of the name is
+    0 modulo 4 are ``test-id``.
 
     >>> split_of("add_comm", "coq_basic"), split_of("mul_0_r", "coq_basic")
     ('train', 'test-id')
-    >>> split_of("mathd_algebra_55", "minif2f-rocq")
-    'test-ood'
+    >>> split_of("mathd_algebra_55", "minif2f-rocq"), split_of("lt_succ", "coq_extra")
+    ('test-ood', 'test-id')
     """
+    if source == _EXTRA_SOURCE:
+        return "test-id"
     if source != _SUITE_SOURCE:
         return "test-ood"
     digest = int(hashlib.sha256(theorem_id.encode("utf-8")).hexdigest(), 16)

@@ -11,15 +11,23 @@ is a bag of word embeddings from one table, so the model trains in minutes on tw
   the K alternatives'): from the representation of (state, action) the model predicts the words
   of the observation the action led to, through a decoder tied to the input embeddings (untied,
   the objective shapes nothing the policy reads). Error transitions are capped at
-  ``invalid_cap`` of the set, as the method advises. ``iwm_schedule`` is ``"joint"`` (both
-  losses at every update) or ``"stage"`` (next-state prediction first, for ``iwm_stage`` of
-  the updates, then imitation); both keep IL's total number of updates.
+  ``invalid_cap`` of the set, as the method advises; with ``cap_unchanged`` the transitions
+  whose next observation shows no word the current one lacked (an action that changed nothing
+  visible) are capped with them. ``iwm_schedule`` is ``"joint"`` (both losses at every update,
+  the world-model loss's weight falling linearly to 0 with ``iwm_decay``) or ``"stage"``
+  (next-state prediction first, for ``iwm_stage`` of the updates, then imitation); both keep
+  IL's total number of updates.
 * ``sr``: the same imitation, plus an outcome head trained on every tried action of every
   expert state (the expert's and the alternatives'): it predicts the outcome class of
   :func:`outcome_class` (progress, new, stale, invalid, failure) observed in the rollouts; and the
   policy acts on its own score plus ``sr_weight`` times the predicted log-probability that the
   action's outcome is none of ``sr_avoid``; ``sr_rank_weight`` adds a pairwise loss ranking
-  tried actions with an avoided outcome below the other tried ones. *How this differs from the paper:* the paper fine-tunes a
+  tried actions with an avoided outcome below the other tried ones; ``sr_contrast_weight`` adds
+  a pairwise loss between the expert's action and each tried alternative whose outcome was
+  worse than the expert's (a later class, the margin ``sr_margin`` per class apart); and
+  ``sr_accept`` names outcome classes (e.g. ``"progress"``) whose tried alternatives join the
+  expert's action in the imitation target at ``sr_accept_weight`` each (another way forward
+  where the demonstration took one). *How this differs from the paper:* the paper fine-tunes a
   language model on chain-of-thought reflections written by a model (why the expert's action
   beats the alternatives, given their observed outcomes) and the policy generates such a
   thought before each action. No model writes text here; the "reflection" is the predicted
@@ -96,11 +104,17 @@ class PolicyConfig:
     iwm_weight: float = 1.0
     iwm_stage: float = 0.3
     invalid_cap: float = 0.2
+    cap_unchanged: bool = False
+    iwm_decay: bool = False
     iwm_target: Literal["all", "new"] = "all"
     sr_weight: float = 1.0
     sr_loss_weight: float = 1.0
     sr_rank_weight: float = 0.0
     sr_avoid: str = "stale,invalid,failure"
+    sr_accept: str = ""
+    sr_accept_weight: float = 0.5
+    sr_contrast_weight: float = 0.0
+    sr_margin: float = 0.5
     negatives: int = 0
     history: Literal["bag", "gru"] = "bag"
     history_len: int = 12
@@ -289,7 +303,8 @@ class _Example:
     actions: list[str]
     target: int
     classes: list[int]  # outcome class per action, -1 where untried
-    nexts: list[tuple[str, str, bool]]  # (action, next observation, invalid) transitions
+    # (action, next observation, invalid, unchanged: no word the observation lacked) transitions
+    nexts: list[tuple[str, str, bool, bool]]
 
 
 class Policy:
@@ -387,12 +402,14 @@ class Policy:
 
 
 def _avoided(cfg: PolicyConfig) -> list[int]:
-    names = [n.strip() for n in cfg.sr_avoid.split(",") if n.strip()]
+    return _classes(cfg.sr_avoid, "sr_avoid")
+
+
+def _classes(text: str, field: str = "sr_accept") -> list[int]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in OUTCOMES]
     if unknown:
-        raise UsageError(
-            f"sr_avoid names unknown outcome classes {unknown}: choose from {OUTCOMES}"
-        )
+        raise UsageError(f"{field} names unknown outcome classes {unknown}: choose from {OUTCOMES}")
     return [OUTCOMES.index(n) for n in names]
 
 
@@ -409,6 +426,7 @@ def _examples(steps: Sequence[ExpertStep], enc: _Encoder) -> list[_Example]:
         if step.action not in actions:
             actions.append(step.action)
         state = enc.state(step.instruction, step.observation, step.history)
+        now = set(_words(step.observation))
         out.append(
             _Example(
                 state=state,
@@ -417,18 +435,28 @@ def _examples(steps: Sequence[ExpertStep], enc: _Encoder) -> list[_Example]:
                 classes=[
                     outcome_class(tried[a], before, seen) if a in tried else -1 for a in actions
                 ],
-                nexts=[(a, o.observation, o.invalid) for a, o in tried.items()],
+                nexts=[
+                    (a, o.observation, o.invalid, set(_words(o.observation)) <= now)
+                    for a, o in tried.items()
+                ],
             )
         )
     return out
 
 
 def _transitions(
-    examples: list[_Example], cap: float, rng: random.Random
+    examples: list[_Example], cap: float, rng: random.Random, unchanged: bool = False
 ) -> list[tuple[int, str, str]]:
-    """(example index, action, next observation), with error transitions at most ``cap`` of all."""
-    ok = [(i, a, o) for i, e in enumerate(examples) for a, o, bad in e.nexts if not bad]
-    bad = [(i, a, o) for i, e in enumerate(examples) for a, o, bad in e.nexts if bad]
+    """(example index, action, next observation), with error transitions (and, with
+    ``unchanged``, those whose next observation shows no word the current one lacked) at most
+    ``cap`` of all."""
+    flat = [
+        (i, a, o, bad or (unchanged and same))
+        for i, e in enumerate(examples)
+        for a, o, bad, same in e.nexts
+    ]
+    ok = [(i, a, o) for i, a, o, drop in flat if not drop]
+    bad = [(i, a, o) for i, a, o, drop in flat if drop]
     keep = min(len(bad), int(cap / max(1e-9, 1.0 - cap) * len(ok))) if cap < 1 else len(bad)
     return ok + rng.sample(bad, keep)
 
@@ -460,6 +488,7 @@ def train_policy(
         raise UsageError(f"updates must be 1 or more, not {total}")
     if method == "sr":
         _avoided(cfg)  # an unknown class name fails here, before any training
+        _classes(cfg.sr_accept)
     rng = random.Random(seed)
     torch.manual_seed(seed)
     texts = [t for s in steps for t in _texts(s)]
@@ -467,7 +496,9 @@ def train_policy(
     examples = _examples(steps, enc)
     net = _net(len(enc.vocab), cfg)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    trans = _transitions(examples, cfg.invalid_cap, rng) if method == "iwm" else []
+    trans = (
+        _transitions(examples, cfg.invalid_cap, rng, cfg.cap_unchanged) if method == "iwm" else []
+    )
     stage = int(total * cfg.iwm_stage) if method == "iwm" and cfg.iwm_schedule == "stage" else 0
     net.train()
     for update in range(total):
@@ -478,6 +509,8 @@ def train_policy(
         if method == "iwm" and trans and (update < stage or cfg.iwm_schedule == "joint"):
             picked = [trans[rng.randrange(len(trans))] for _ in range(cfg.batch * 2)]
             weight = 1.0 if update < stage else cfg.iwm_weight
+            if cfg.iwm_decay and update >= stage:
+                weight *= 1.0 - (update - stage) / max(total - stage, 1)
             loss = loss + weight * _world_loss(net, enc, examples, picked, cfg)
         opt.zero_grad()
         loss.backward()
@@ -532,7 +565,15 @@ def _imitation_loss(
         targets.append(js.index(e.target))
     z = net.pairs(s, acts, feats)
     logits = net.score(z).squeeze(-1).masked_fill(~mask, -math.inf)
-    loss = f.cross_entropy(logits, torch.tensor(targets))
+    accept = _classes(cfg.sr_accept) if method == "sr" else []
+    if accept:
+        loss = _accepting_loss(logits, classes, targets, accept, cfg.sr_accept_weight)
+    else:
+        loss = f.cross_entropy(logits, torch.tensor(targets))
+    if method == "sr" and cfg.sr_contrast_weight:
+        loss = loss + cfg.sr_contrast_weight * _contrast_loss(
+            logits, classes, targets, cfg.sr_margin
+        )
     if method == "sr" and bool((classes >= 0).any()):
         out = net.outcome(z).reshape(-1, len(OUTCOMES))
         sr = f.cross_entropy(out, classes.reshape(-1), ignore_index=-1)
@@ -540,6 +581,41 @@ def _imitation_loss(
         if cfg.sr_rank_weight:
             loss = loss + cfg.sr_rank_weight * _rank_loss(logits, classes, _avoided(cfg))
     return loss
+
+
+def _accepting_loss(
+    logits: Any, classes: Any, targets: list[int], accept: list[int], weight: float
+) -> Any:
+    """Imitation whose target also holds, at ``weight`` each, the tried alternatives whose
+    observed outcome is of an ``accept`` class (another action that made progress where the
+    demonstration made it one way): a soft cross-entropy over the admissible actions."""
+    torch = _torch()
+    target = torch.zeros_like(logits).masked_fill(~torch.isfinite(logits), 0.0)
+    for c in accept:
+        target = target + weight * (classes == c).float()
+    rows = torch.arange(len(targets))
+    target[rows, torch.tensor(targets)] = 1.0
+    target = target / target.sum(-1, keepdim=True)
+    logp = torch.log_softmax(logits, -1).masked_fill(target == 0, 0.0)
+    return -(target * logp).sum(-1).mean()
+
+
+def _contrast_loss(logits: Any, classes: Any, targets: list[int], margin: float) -> Any:
+    """A pairwise hinge between the expert's action and each tried alternative whose observed
+    outcome was worse (a later class of :data:`OUTCOMES` than the expert's own), with a margin
+    that grows with how much worse: ``margin`` per class apart."""
+    torch = _torch()
+    rows = torch.arange(len(targets))
+    index = torch.tensor(targets)
+    mine = classes[rows, index].clamp(min=0)
+    gap = (classes - mine.unsqueeze(1)).float()
+    worse = (classes >= 0) & (gap > 0)
+    worse[rows, index] = False
+    if not bool(worse.any()):
+        return torch.zeros(())
+    safe = logits.masked_fill(classes < 0, 0.0)
+    diff = safe[rows, index].unsqueeze(1) - safe
+    return torch.nn.functional.softplus(margin * gap - diff)[worse].mean()
 
 
 def _rank_loss(logits: Any, classes: Any, avoided: list[int]) -> Any:

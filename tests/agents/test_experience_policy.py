@@ -221,3 +221,60 @@ def test_a_policy_file_from_before_the_recurrent_history_still_loads(
     assert loaded.config.history == "bag"
     probe = policies["il"]
     assert loaded.method == probe.method and loaded.config == probe.config
+
+
+def test_an_unknown_outcome_class_to_accept_is_refused(steps: list[ExpertStep]) -> None:
+    with pytest.raises(UsageError, match="sr_accept"):
+        train_policy(steps, "sr", seed=0, config=PolicyConfig(updates=5, sr_accept="good"))
+
+
+def test_the_contrast_and_accepting_losses_follow_the_observed_outcomes() -> None:
+    from lemmata.agents.experience.policy import _accepting_loss, _contrast_loss
+
+    progress, new, failure = (OUTCOMES.index(c) for c in ("progress", "new", "failure"))
+    classes = torch.tensor([[new, progress, failure, -1]])
+    # the expert's action (index 0) far above the alternative that failed: no contrast left
+    apart = torch.tensor([[5.0, 0.0, -5.0, 0.0]])
+    close = torch.tensor([[0.0, 0.0, 0.0, 0.0]])
+    assert float(_contrast_loss(apart, classes, [0], 0.5)) < 0.01
+    assert float(_contrast_loss(close, classes, [0], 0.5)) > 1.0
+    # only the failed alternative is worse than the expert's outcome
+    assert float(_contrast_loss(torch.tensor([[0.0, 9.0, -9.0, 0.0]]), classes, [0], 0.5)) < 0.01
+    # the alternative that made progress shares the target: preferring it costs less than
+    # preferring the one that failed, and nothing without it
+    logits = torch.tensor([[0.0, 3.0, 0.0, -float("inf")]])
+    swapped = torch.tensor([[0.0, 0.0, 3.0, -float("inf")]])
+    accepted = _accepting_loss(logits, classes, [0], [progress], 0.5)
+    assert float(accepted) < float(_accepting_loss(swapped, classes, [0], [progress], 0.5))
+    assert torch.isfinite(accepted)
+
+
+def test_unchanged_transitions_are_capped_like_errors(steps: list[ExpertStep]) -> None:
+    from lemmata.agents.experience.policy import _Encoder, _examples, _texts, _transitions
+
+    enc = _Encoder.build([t for s in steps for t in _texts(s)], 2)
+    examples = _examples(steps, enc)
+    unchanged = sum(same for e in examples for *_, same in e.nexts)
+    assert unchanged  # coin's 'look around' and 'inventory' show nothing new
+    every = _transitions(examples, 0.2, random.Random(0))
+    capped = _transitions(examples, 0.2, random.Random(0), unchanged=True)
+    assert len(capped) < len(every)
+    kept = {(i, a) for i, a, _ in capped}
+    dropped = [(i, a) for i, a, _ in every if (i, a) not in kept]
+    assert dropped and all(
+        set(enc.ids(o)) <= set(examples[i].state.observation)
+        for i, a, o in every
+        if (i, a) in set(dropped)
+    )
+    policy = train_policy(
+        steps,
+        "iwm",
+        seed=0,
+        config=PolicyConfig(dim=16, hidden=32, updates=20, cap_unchanged=True, iwm_decay=True),
+    )
+    probe = steps[0]
+    assert probe.admissible
+    assert (
+        policy.act(probe.instruction, probe.observation, probe.history, probe.admissible)
+        in probe.admissible
+    )
