@@ -216,8 +216,8 @@ class EncodedIconAnchor(IconAnchor):
         # ("click the Export button": a text target that may be absent, not a concept)
         # the bare action counts by its cosine alone: a lone verb ("open") comes nearest some
         # concept at a low cosine, which nearness would turn into a match
-        verb = getattr(query, "verb", "")
-        relative = frozenset() if names_a_label(query) else frozenset(texts) - {verb}
+        bare = {getattr(query, "verb", ""), getattr(query, "verb_phrase", "")}
+        relative = frozenset() if names_a_label(query) else frozenset(texts) - bare
         elements, scores = self.scores(screen, texts, relative)
         out = list(glyph)
         for e, s in zip(elements, scores, strict=True):
@@ -279,7 +279,7 @@ def query_texts(query: Query) -> list[str]:
     action = getattr(query, "action_text", "")
     if action and action not in out:
         out.append(action)
-    verb = getattr(query, "verb", "")
-    if verb and verb not in out:
-        out.append(verb)
+    for bare in (getattr(query, "verb", ""), getattr(query, "verb_phrase", "")):
+        if bare and bare not in out:
+            out.append(bare)
     return out

@@ -7,7 +7,9 @@ the "Email" field'`` gives ``"Email"``.
 Instructions worded as actions are read twice: ``"create a new text file"`` keeps its phrase
 (``"create new text file"``), names its ``subject`` (``"text file"``: what a label would say,
 the action words and "new" gone) and its ``action_text`` (``"create a new text file"``, only the
-clicking words gone: what an icon's meaning is matched with). The anchors match the phrase; :mod:`~lemmata.gui.ground`
+clicking words gone: what an icon's meaning is matched with), and the action without its object,
+which is what an icon draws: ``verb`` (``"reload the runs"`` -> ``"reload"``) and ``verb_phrase``
+(``"expand the chart to full screen"`` -> ``"expand to full screen"``). The anchors match the phrase; :mod:`~lemmata.gui.ground`
 resolves relations by grounding the reference first.
 """
 
@@ -124,6 +126,9 @@ class Query:
     subject: str = ""  # the phrase without its action words, when it had some
     action_text: str = ""  # the instruction without clicking words, kind or role words
     verb: str = ""  # the action alone, its object gone ("reload the runs" -> "reload")
+    # the action with its object gone but what follows it kept ("expand the chart to full
+    # screen" -> "expand to full screen"); empty when that is the bare verb
+    verb_phrase: str = ""
 
 
 def _subject(action: str) -> str:
@@ -162,6 +167,29 @@ def _verb(action: str) -> str:
     if len(words) > k + 1 and words[-1] in _PARTICLES and words[-1] not in verb:
         verb.append(words[-1])
     return " ".join(verb)
+
+
+# what ends an object and starts what the action does with it ("expand the chart to full screen")
+_PREPOSITIONS = {"to", "into", "as", "by", "with", "from", "onto", "in", "on", "off", "for"}
+
+
+def _verb_phrase(action: str, verb: str) -> str:
+    """``action`` with the object after ``verb`` left out, up to a preposition ("expand the eval
+    loss chart to full screen" -> "expand to full screen", "download the plot as an image" ->
+    "download as an image"); empty when nothing follows the object."""
+    if not verb:
+        return ""
+    words = [w.strip(",;:").lower() for w in action.split()]
+    k = len(verb.split())
+    if k >= len(words) or words[k] not in _ARTICLES or words[k - 1] != verb.split()[-1]:
+        # no object right after the verb, or the verb took the closing particle ("turn off")
+        return ""
+    j = k + 1
+    while j < len(words) and words[j] not in _PREPOSITIONS:
+        j += 1
+    if j >= len(words) - 1:
+        return ""
+    return " ".join(words[:k] + words[j:])
 
 
 def _action_text(text: str, *, roles: bool = False) -> str:
@@ -228,11 +256,14 @@ def parse_instruction(instruction: str) -> Query:
     if kind == "text":  # a quoted label is what to read
         return Query(text, phrase, kind)
     action = _action_text(text)
+    doing = _action_text(text, roles=True)  # "switch" is a role word too
+    verb = _verb(doing)
     return Query(
         text,
         phrase,
         kind,
         subject=_subject(_action_text(text, roles=True)),
         action_text=action if action.lower() != phrase.lower() else "",
-        verb=_verb(_action_text(text, roles=True)),  # "switch" is a role word too
+        verb=verb,
+        verb_phrase=_verb_phrase(doing, verb),
     )

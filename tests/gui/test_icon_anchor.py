@@ -174,3 +174,7 @@ def test_the_icon_side_reads_the_bare_action_too() -> None:
         "reload",
     ]
     assert query_texts(parse_instruction("select the max pooling node")) == ["max pooling node"]
+    assert query_texts(parse_instruction("expand the chart to full screen"))[-2:] == [
+        "expand",
+        "expand to full screen",
+    ]

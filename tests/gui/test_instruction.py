@@ -66,3 +66,18 @@ def test_relations_are_unchanged() -> None:
 )
 def test_the_bare_action_drops_its_object(instruction: str, verb: str) -> None:
     assert parse_instruction(instruction).verb == verb
+
+
+@pytest.mark.parametrize(
+    ("instruction", "verb_phrase"),
+    [
+        ("expand the eval loss chart to full screen", "expand to full screen"),
+        ("download the plot as an image", "download as an image"),
+        # nothing after the object, no object, or a verb that took the closing particle
+        ("reload the runs", ""),
+        ("zoom in on the graph", ""),
+        ("turn the tooltips on hover off", ""),
+    ],
+)
+def test_the_action_keeps_what_follows_its_object(instruction: str, verb_phrase: str) -> None:
+    assert parse_instruction(instruction).verb_phrase == verb_phrase
