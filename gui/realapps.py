@@ -50,13 +50,17 @@ __all__ = [
     "App",
     "AppServer",
     "Element",
+    "HarvestReport",
     "Item",
     "Page",
     "RealAppData",
+    "Shot",
     "capture",
     "free_port",
     "harvest",
     "load_data",
+    "main",
+    "resolve",
 ]
 
 DATA_FILE = Path(__file__).parent / "data" / "realapps.toml"
