@@ -19,9 +19,8 @@ each next to the whole. ``--json`` prints one JSON object instead.
 Settings chosen with one conversation left out (on by default; ``--no-tune`` skips it): the
 retriever's settings in :data:`VARIANTS` (channel weights, the fusion constant, the seeds,
 the speaker preference, the entity walk's weight and constants, the type-aware expansion's
-weight and constants) are varied one at a time
-around the shipped defaults; for
-each conversation left out, the variants that beat the defaults on the other conversations are
+weight, source (WordNet's types, the concepts' embeddings, or both) and constants) are varied
+one at a time around the shipped defaults; for each conversation left out, the variants that beat the defaults on the other conversations are
 combined, and the best of defaults, single changes and the combination *on the other
 conversations* is scored on the one left out. Printed: recall@5/10/20 and recall@10 by
 category, in-sample (the same selection made on all conversations, scored on all) beside
@@ -114,10 +113,13 @@ VARIANTS: list[dict[str, Any]] = [
     {"rrf_k": 60},
     {"seeds": 16},
     {"speaker_boost": 0.0},
-    # the kinds channel is off by default (its gain was within noise); tried switched on
+    # the kinds channel is off by default (its gain was within noise); tried switched on,
+    # with WordNet's types and the embeddings fused (its default source) and each alone
     {"kinds": 0.25},
     {"kinds": 0.5},
     {"kinds": 1.0},
+    {"kinds": 0.5, "kinds_source": "wordnet"},
+    {"kinds": 0.5, "kinds_source": "embedding"},
     {"kinds": 0.5, "kinds_subject": False},
     {"kinds": 0.5, "kinds_min_similarity": 0.45},
 ]

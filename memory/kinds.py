@@ -17,6 +17,15 @@ memory size. New concepts are embedded the first time a retrieval sees them
 (:class:`ConceptVectors`: the entities stored since the last look, by rowid, at most
 ``max_new`` per retrieval), so the write path is unchanged; a memory written before this
 channel existed catches up over its first few list questions.
+
+Type knowledge (:func:`typed_instances`): an embedding does not place an instance near its
+type (for MiniLM, ``pottery`` is the 228th concept nearest ``activities`` among 1271), so the
+channel also asks WordNet (:mod:`~lemmata.memory.hypernyms`): the stored concepts that
+WordNet files under the head noun's senses (*pottery*, the craft, is a kind of *activity*),
+weighted by how likely each sense is. The retriever fuses the two lists by reciprocal rank
+(``RetrievalConfig.kinds_source``). Where the lexicon file is missing or corrupt, a warning
+says so once, :func:`~lemmata.memory.hypernyms.lexicon_status` says why, and the channel
+goes on with the embeddings alone.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lemmata.errors import ConfigError
+from lemmata.memory.hypernyms import Lexicon, TypeIndex, lexicon, sense_weight
 
 if TYPE_CHECKING:
     from lemmata.embeddings import Embedder
@@ -44,6 +54,8 @@ __all__ = [
     "head_phrase",
     "instances",
     "rank_items",
+    "type_senses",
+    "typed_instances",
 ]
 
 _AUX = (
@@ -179,14 +191,16 @@ class ConceptVectors:
 
 
 _VECTORS = ConceptVectors()
+_TYPES = TypeIndex()
 
 
 def drop_concepts(index: VectorIndex, space: tuple[str, str]) -> None:
     """Drop a (user, agent) pair's concept vectors (their ids are the concepts' own words):
     after a forget, so no word only forgotten facts held stays on disk, and after a reindex,
-    whose embedder may differ. They are derived data, rebuilt when a list question next needs
-    them."""
+    whose embedder may differ; and the concepts filed under their WordNet types. They are
+    derived data, rebuilt when a list question next needs them."""
     _VECTORS.drop(index, space)
+    _TYPES.drop(space)
 
 
 def instances(
@@ -237,3 +251,69 @@ def rank_items(
         top, n = best.get(item, (0.0, 0))
         best[item] = (max(top, s), n + 1)
     return sorted(best, key=lambda i: (-best[i][0], -best[i][1]))[:limit]
+
+
+def type_senses(head: str, lx: Lexicon) -> dict[int, float]:
+    """WordNet synset -> weight for a head phrase's type: each ``/`` alternative looked up as
+    one lemma (``musical artists`` -> *musical_artist*), else by its last word, each sense
+    weighted by its rank (:func:`~lemmata.memory.hypernyms.sense_weight`).
+
+    >>> from lemmata.memory.hypernyms import lexicon
+    >>> lx = lexicon()
+    >>> lx is not None and len(type_senses("musical artists/bands", lx)) > 1
+    True
+    """
+    out: dict[int, float] = {}
+    for alt in head.split("/"):
+        words = [w.strip("'") for w in re.findall(r"[\w'-]+", alt)]
+        words = [w for w in words if w]
+        if not words:
+            continue
+        senses = lx.senses(" ".join(words)) if len(words) > 1 else []
+        senses = senses or lx.senses(words[-1])
+        for synset, rank in senses:
+            out[synset] = max(out.get(synset, 0.0), sense_weight(rank))
+    return out
+
+
+def typed_instances(
+    log: MemoryLog,
+    ns: Namespace,
+    question: str,
+    *,
+    limit: int,
+    max_df: int,
+    max_concepts: int = 64,
+    max_postings: int = 1000,
+    speaker: str | None = None,
+    lx: Lexicon | None = None,
+    types: TypeIndex | None = None,
+) -> list[str]:
+    """Item ids tagged with stored concepts that WordNet files under the question's type
+    (``activities`` -> pottery, camping, hiking), best first: a concept scores the weight of
+    the type's sense times that of its own sense under it, and at most ``max_concepts``
+    concepts are read. Empty for a question that asks for no type, and while the lexicon is
+    inactive (see :func:`~lemmata.memory.hypernyms.lexicon_status`). ``speaker``: only what
+    that person said."""
+    head = head_phrase(question)
+    if head is None:
+        return []
+    lx = lx if lx is not None else lexicon()
+    if lx is None:
+        return []
+    wanted = type_senses(head, lx)
+    if not wanted:
+        return []
+    by_type = (types or _TYPES).sync(log, ns, lx)
+    score: dict[str, float] = {}
+    for synset, tw in wanted.items():
+        for concept, cw in by_type.get(synset, {}).items():
+            if tw * cw > score.get(concept, 0.0):
+                score[concept] = tw * cw
+    best = sorted(score, key=lambda c: (-score[c], c))[:max_concepts]
+    pairs = log.items_of_terms(ns, best, max_df=max_df, max_postings=max_postings)
+    if speaker is not None:
+        said = log.speakers_of(ns, list(dict.fromkeys(i for i, _ in pairs)))
+        who = speaker.lower()
+        pairs = [(i, t) for i, t in pairs if who in {s.lower() for s in said.get(i, ())}]
+    return rank_items(pairs, score, limit)

@@ -12,7 +12,8 @@ Channels (each returns ranked item ids from an index, never a scan):
   personalised on the best hits and on the query's own entities: facts that share a rare
   entity or concept with them, across sessions (what a multi-hop question needs);
 - ``kinds``: for a list question ("What activities does Melanie partake in?"), the facts
-  tagged with the stored concepts nearest its head noun (:mod:`~lemmata.memory.kinds`);
+  tagged with the stored concepts that WordNet files under its head noun and those nearest
+  it by embedding (:mod:`~lemmata.memory.kinds`);
 - ``adjacent``: facts from the turns just before and after a best hit's episodes, in the same
   session (a question's answer often spans a turn and the reply to it);
 - ``recency`` and ``dated``: among the candidates only, newer first, and (for "when"
@@ -41,7 +42,7 @@ import numpy as np
 
 from lemmata.errors import ConfigError
 from lemmata.memory.graph import ENTITY_KINDS, entity_key, spread
-from lemmata.memory.kinds import instances
+from lemmata.memory.kinds import instances, typed_instances
 from lemmata.memory.rows import unpack
 from lemmata.memory.text import count_tokens, entities, fts_words, terms
 from lemmata.memory.types import Item, Namespace, Retrieval
@@ -73,6 +74,9 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
 }
 
 
+KINDS_SOURCES = ("wordnet", "embedding", "both")
+
+
 @dataclass(frozen=True)
 class RetrievalConfig:
     """Knobs of the hybrid retriever.
@@ -100,6 +104,11 @@ class RetrievalConfig:
     kinds_min_similarity: float = 0.35
     # keep only what the question's subject said, where it names exactly one speaker
     kinds_subject: bool = True
+    # where the type's instances come from: WordNet's hypernyms ("wordnet", see
+    # lemmata.memory.hypernyms), the concepts' embeddings ("embedding"), or both fused by
+    # reciprocal rank; and how many stored concepts WordNet's types may bring
+    kinds_source: str = "both"
+    kinds_max_concepts: int = 64
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(DEFAULT_WEIGHTS)
@@ -116,6 +125,11 @@ class RetrievalConfig:
         if self.kinds_concepts < 1 or not -1.0 <= self.kinds_min_similarity <= 1.0:
             raise ConfigError(
                 "kinds_concepts must be at least 1 and kinds_min_similarity in [-1, 1]"
+            )
+        if self.kinds_source not in KINDS_SOURCES or self.kinds_max_concepts < 1:
+            raise ConfigError(
+                f"kinds_source must be one of {list(KINDS_SOURCES)} (not {self.kinds_source!r}) "
+                "and kinds_max_concepts at least 1"
             )
         if self.spread_max_degree < 2 or self.spread_max_nodes < 1:
             raise ConfigError(
@@ -213,18 +227,34 @@ def retrieve(
     named = {n.lower() for n in log.speakers_named(ns, names)} if cfg.speaker_boost else set()
     if cfg.weights.get("kinds", 0.0) > 0:
         subject = log.speakers_named(ns, names) if cfg.kinds_subject else []
-        rankings["kinds"] = instances(
-            log,
-            index,
-            embedder,
-            ns,
-            query,
-            concepts=cfg.kinds_concepts,
-            min_similarity=cfg.kinds_min_similarity,
-            limit=depth,
-            max_df=max_df,
-            speaker=subject[0] if len(subject) == 1 else None,
-        )
+        who = subject[0] if len(subject) == 1 else None
+        lists: dict[str, list[str]] = {}
+        if cfg.kinds_source in ("wordnet", "both"):
+            lists["wordnet"] = typed_instances(
+                log,
+                ns,
+                query,
+                limit=depth,
+                max_df=max_df,
+                max_concepts=cfg.kinds_max_concepts,
+                speaker=who,
+            )
+        if cfg.kinds_source in ("embedding", "both"):
+            lists["embedding"] = instances(
+                log,
+                index,
+                embedder,
+                ns,
+                query,
+                concepts=cfg.kinds_concepts,
+                min_similarity=cfg.kinds_min_similarity,
+                limit=depth,
+                max_df=max_df,
+                speaker=who,
+            )
+        # the two sources find different instances: fused by reciprocal rank
+        merged = reciprocal_rank_fusion(lists, dict.fromkeys(lists, 1.0), 10)
+        rankings["kinds"] = sorted(merged, key=lambda i: -merged[i])[:depth]
     reached = {
         *first,
         *graph,
