@@ -307,16 +307,8 @@ def main(argv: list[str] | None = None) -> int:
         SPLITS["data"] = None
     if args.calibrate and "unseen" in splits:
         ap.error("--calibrate never looks at the unseen sets: they are the held-out evaluation")
-    text, old = Grounder.offline_anchors(icons="glyphs")
-    _, new = Grounder.offline_anchors(icons="encoder", weights=args.weights)
-    if getattr(new, "inactive", None):
-        print(f"icon encoder inactive: {new.inactive}", file=sys.stderr)
-    new.ocr = text.ocr
-    text.ocr.cache_dir = None  # time OCR for real, once per image, in this run
-    text.ocr._cache_size = 10_000  # and keep every reading for the configurations below
-    anchors = {"text": text, "old": old, "new": new}
-    out: dict[str, Any] = {}
-    if "realapp" in splits and not args.data:
+    harvested = args.realapp_dir and (Path(args.realapp_dir) / "annotations.json").is_file()
+    if "realapp" in splits and not args.data and not harvested:
         from lemmata.gui.realapps import APPS, INSTALL
 
         missing = sorted({m for app in APPS.values() for m in app.missing()})
@@ -327,6 +319,15 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
+    text, old = Grounder.offline_anchors(icons="glyphs")
+    _, new = Grounder.offline_anchors(icons="encoder", weights=args.weights)
+    if getattr(new, "inactive", None):
+        print(f"icon encoder inactive: {new.inactive}", file=sys.stderr)
+    new.ocr = text.ocr
+    text.ocr.cache_dir = None  # time OCR for real, once per image, in this run
+    text.ocr._cache_size = 10_000  # and keep every reading for the configurations below
+    anchors = {"text": text, "old": old, "new": new}
+    out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="grounding-bench-") as tmp:
         for split in splits:
             res = _run_split(args, tmp, split, anchors)
