@@ -262,7 +262,7 @@ def test_every_capability_declares_its_operations_once() -> None:
             "gui_ground",
             "I attached board.png. Where do I click to add a card?",
             False,
-            {"image": "board.png", "instruction": "Where do I click to add a card"},
+            {"image": "board.png", "instruction": "add a card"},
         ),
         # a fact stated in passing is read only when the task is known to ask to keep it
         ("memory_remember", "fyi my locker number is 214", False, None),
