@@ -251,6 +251,25 @@ def test_every_capability_declares_its_operations_once() -> None:
             False,
             {"source": "exports/2023"},
         ),
+        # a Windows path with forward slashes, and a quoted path with a space in it
+        (
+            "research_research",
+            "analyze db: 'C:/data/hr.sqlite'",
+            False,
+            {"source": "C:/data/hr.sqlite"},
+        ),
+        (
+            "research_research",
+            'Explore "my data/finance.db"',
+            False,
+            {"source": "my data/finance.db"},
+        ),
+        (
+            "research_research",
+            "look into Bob's shop.sqlite please",
+            False,
+            {"source": "shop.sqlite"},
+        ),
         # text to type without quotes; a sentence that only says where the screenshot is
         (
             "gui_act",

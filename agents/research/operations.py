@@ -43,7 +43,12 @@ class ResearchOutput(BaseModel):
 
 
 _SOURCE = re.compile(
-    r"(?P<path>(?:[A-Za-z]:\\)?(?:[\w./~-]|\\(?=[\w.]))+\.(?:sqlite3?|db|csv|parquet))\b", re.I
+    r"(?P<path>(?:[A-Za-z]:[\\/])?(?:[\w./~-]|\\(?=[\w.]))+\.(?:sqlite3?|db|csv|parquet))\b", re.I
+)
+# a quoted file, spaces and all: "my data/finance.db", 'C:/data/hr.sqlite'
+_QUOTED_SOURCE = re.compile(
+    r"[\"'\u201c\u2018](?P<path>[^\"'\u201d\u2019\n]*?\.(?:sqlite3?|db|csv|parquet))[\"'\u201d\u2019]",
+    re.I,
 )
 # where the report goes: "write the report to reports/hr", "save the results in out/"
 _OUT_DIR = re.compile(
@@ -106,7 +111,8 @@ def _extract(text: str) -> dict[str, Any] | None:
     if top and 1 <= int(top["a"] or top["b"]) <= 200:
         extra["top"] = int(top["a"] or top["b"])
     m = (
-        _SOURCE.search(text)
+        _QUOTED_SOURCE.search(text)
+        or _SOURCE.search(text)
         or _FOLDER.search(text)
         or _FILES_UNDER.search(text)
         or (_PATH_THEN_FOLDER.search(text) if _DATA_WORDS.search(text) else None)
