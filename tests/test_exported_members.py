@@ -104,6 +104,7 @@ PACKAGES = [
     "lemmata.gui.datasets",
     "lemmata.gui.synthetic",
     "lemmata.gui.render",
+    "lemmata.gui.realapps",
     "lemmata.gui.draw",
     "lemmata.gui.cli",
     "lemmata.gui.shell",

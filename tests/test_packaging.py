@@ -50,6 +50,7 @@ def test_wheel_contains_the_capabilities_and_their_data(tmp_path: Path) -> None:
         "lemmata/environments/coq_tactics.json",
         "lemmata/agents/router_weights.json",  # the offline router's fitted memory gate
         "lemmata/provers/refine/value_model.pt",
+        "lemmata/gui/data/realapps.toml",  # the real-application grounding instructions
     ):
         assert path in names, path
     assert not any(
