@@ -114,12 +114,13 @@ VARIANTS: list[dict[str, Any]] = [
     {"seeds": 16},
     {"speaker_boost": 0.0},
     # the kinds channel is off by default (its gain was within noise); tried switched on,
-    # with WordNet's types and the embeddings fused (its default source) and each alone
+    # with the embeddings (its default source), WordNet's types, and both fused
     {"kinds": 0.25},
     {"kinds": 0.5},
     {"kinds": 1.0},
     {"kinds": 0.5, "kinds_source": "wordnet"},
-    {"kinds": 0.5, "kinds_source": "embedding"},
+    {"kinds": 0.5, "kinds_source": "both"},
+    {"kinds": 0.25, "kinds_source": "both"},
     {"kinds": 0.5, "kinds_subject": False},
     {"kinds": 0.5, "kinds_min_similarity": 0.45},
 ]

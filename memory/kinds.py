@@ -22,10 +22,11 @@ Type knowledge (:func:`typed_instances`): an embedding does not place an instanc
 type (for MiniLM, ``pottery`` is the 228th concept nearest ``activities`` among 1271), so the
 channel also asks WordNet (:mod:`~lemmata.memory.hypernyms`): the stored concepts that
 WordNet files under the head noun's senses (*pottery*, the craft, is a kind of *activity*),
-weighted by how likely each sense is. The retriever fuses the two lists by reciprocal rank
-(``RetrievalConfig.kinds_source``). Where the lexicon file is missing or corrupt, a warning
+weighted by how likely each sense is. With ``RetrievalConfig.kinds_source="both"`` the
+retriever fuses the two lists by reciprocal rank (the default is the embeddings alone, which
+the tuning on LoCoMo's development split preferred). Where the lexicon file is missing or corrupt, a warning
 says so once, :func:`~lemmata.memory.hypernyms.lexicon_status` says why, and the channel
-goes on with the embeddings alone.
+goes on with the embeddings alone (with ``"wordnet"``, it returns nothing).
 """
 
 from __future__ import annotations

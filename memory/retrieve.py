@@ -66,7 +66,9 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
     "spread": 0.0,
     # off by default: with each development conversation left out (benchmarks/
     # locomo_retrieval.py) weight 0.5 gave recall@10 0.773 against 0.771 (multi-hop 0.438
-    # against 0.433), within the index's run-to-run noise; switch it on with a weight
+    # against 0.433), within the index's run-to-run noise; WordNet's types (kinds_source
+    # "both" or "wordnet") did no better: chosen in one fold of four, left-out recall@10
+    # 0.771, multi-hop 0.430. Switch it on with a weight
     "kinds": 0.0,
     "adjacent": 0.4,
     "recency": 0.1,
@@ -104,10 +106,11 @@ class RetrievalConfig:
     kinds_min_similarity: float = 0.35
     # keep only what the question's subject said, where it names exactly one speaker
     kinds_subject: bool = True
-    # where the type's instances come from: WordNet's hypernyms ("wordnet", see
-    # lemmata.memory.hypernyms), the concepts' embeddings ("embedding"), or both fused by
-    # reciprocal rank; and how many stored concepts WordNet's types may bring
-    kinds_source: str = "both"
+    # where the type's instances come from: the concepts' embeddings ("embedding"), WordNet's
+    # hypernyms ("wordnet", see lemmata.memory.hypernyms), or both fused by reciprocal rank
+    # (on their own lists, both find the most evidence; end to end, the tuning preferred the
+    # embeddings in three folds of four); and how many stored concepts WordNet's types bring
+    kinds_source: str = "embedding"
     kinds_max_concepts: int = 64
 
     def __post_init__(self) -> None:

@@ -30,6 +30,7 @@ from lemmata.memory.retrieve import DEFAULT_WEIGHTS, RetrievalConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDNET = RetrievalConfig(weights={**DEFAULT_WEIGHTS, "kinds": 0.5}, kinds_source="wordnet")
+BOTH = RetrievalConfig(weights={**DEFAULT_WEIGHTS, "kinds": 0.5}, kinds_source="both")
 QUESTION = "What activities does Melanie do?"
 
 
@@ -104,8 +105,8 @@ def test_a_list_question_finds_the_instances_of_its_type(
     tmp_path: Path, embedder: Embedder
 ) -> None:
     mem, said = _activity_memory(tmp_path, embedder)
-    # the channel's default source: WordNet's types and the concepts' embeddings, fused
-    mem.retrieval = RetrievalConfig(weights={**DEFAULT_WEIGHTS, "kinds": 0.5})
+    # WordNet's types and the concepts' embeddings, fused
+    mem.retrieval = BOTH
     found = mem.retrieve(QUESTION, k=10).items
     for activity in ("pottery", "camping"):
         hit = [i for i in found if said[activity] in i.provenance]
@@ -176,7 +177,7 @@ def test_without_its_lexicon_the_channel_says_it_is_inactive_and_retrieval_goes_
     status = lexicon_status()
     assert status.startswith("inactive: ") and str(broken) in status
     # with both sources, the embeddings' half of the channel still works
-    mem.retrieval = RetrievalConfig(weights={**DEFAULT_WEIGHTS, "kinds": 0.5})
+    mem.retrieval = BOTH
     assert mem.retrieve(QUESTION, k=10).items
     mem.close()
 
