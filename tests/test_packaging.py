@@ -51,6 +51,8 @@ def test_wheel_contains_the_capabilities_and_their_data(tmp_path: Path) -> None:
         "lemmata/agents/router_weights.json",  # the offline router's fitted memory gate
         "lemmata/provers/refine/value_model.pt",
         "lemmata/gui/data/realapps.toml",  # the real-application grounding instructions
+        "lemmata/memory/data/wordnet_nouns.json.gz",  # WordNet's noun types, with its licence
+        "lemmata/memory/data/WORDNET_LICENSE",
     ):
         assert path in names, path
     assert not any(
