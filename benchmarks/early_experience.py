@@ -89,7 +89,11 @@ SETTINGS: dict[str, Setting] = {
     # like errors (iwm_decay, cap_unchanged) 52.5 / 20.5 and 48.5 / 15.0 (-3.3 / -6.2: coin
     # falls from 92-100 to 72-76); IWM as the paper stages it (next-state prediction alone for
     # the first 30% of the updates, on the words the action changed, unchanged transitions
-    # capped) 50.0 / 19.0 and 47.5 / 24.0 (-5.0 / -2.5). None beats the settings kept here
+    # capped) 50.0 / 19.0 and 47.5 / 24.0 (-5.0 / -2.5); IWM joint at weight 0.1 57.0 / 24.5
+    # and 51.5 / 21.5 (+0.5 / -1.0); at 0.3 with only the unchanged transitions capped 54.0 /
+    # 19.5 and 55.5 / 16.5 (+1.0 / -6.0: the transitions that change nothing visible are
+    # what keeps OOD coin at 60-66, capped it falls to 46-52); at 0.3 with K=16 56.5 / 19.0
+    # and 51.0 / 23.0 (+0.0 / -3.0). None beats the settings kept here
     # (SR avoiding failures +1.0 / +2.8, IWM joint at 0.3 +3.0 / -1.8), so the test figures
     # above stand (the same settings train the same policies: training is deterministic).
     "textworld-express": Setting(
