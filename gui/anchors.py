@@ -212,7 +212,7 @@ class TextAnchor(_CandidateAnchor):
         return result
 
     def candidates(self, screen: Screen, query: Query) -> list[Candidate]:
-        out = self._matches(screen, query.phrase)
+        out = self._matches(screen, query.phrase, query)
         if query.subject and normalise_text(query.subject) != normalise_text(query.phrase):
             # "create a new text file" for a card labelled "Text File": the label names the
             # object of the action; weaker than the words themselves, so an icon that means
@@ -225,7 +225,9 @@ class TextAnchor(_CandidateAnchor):
             out = _suppress(out, containment=True)[:50]
         return out
 
-    def _matches(self, screen: Screen, text: str) -> list[Candidate]:
+    def _matches(self, screen: Screen, text: str, query: Query | None = None) -> list[Candidate]:
+        """Spans matching ``text``; given ``query``, also by the words they share with the
+        whole instruction (see :func:`_word_overlap`)."""
         from rapidfuzz import fuzz
 
         phrase = normalise_text(text)
@@ -251,6 +253,8 @@ class TextAnchor(_CandidateAnchor):
             dtype=np.float32,
         )
         scores = np.maximum(scores, partial)
+        if query is not None and query.relation is None and query.kind != "text":
+            scores = np.maximum(scores, _overlaps(query, [t for t, _, _ in spans]))
         if self.embedder is not None and len(phrase) > 2:
             texts = list(dict.fromkeys(t for t, _, _ in spans))
             cos = _cosine(self.embedder, [phrase], texts)[0]
@@ -284,6 +288,108 @@ class TextAnchor(_CandidateAnchor):
                 out.append(Candidate(box, s, text, self.name, "text"))
         out.sort(key=lambda c: -c.score)
         return _suppress(out, containment=True)[:50]
+
+
+# words an instruction uses around what it names, never a label's substance
+_FILLER = {
+    "the", "a", "an", "to", "of", "and", "or", "for", "in", "on", "with", "my", "this", "that",
+    "which", "is", "are", "it", "its", "be", "by", "as", "at", "from", "into", "only", "new",
+    "some", "all", "any", "me", "i", "want", "please", "so", "can", "there", "here", "out",
+    "click", "tap", "press", "select", "choose", "pick", "use", "go", "up",
+}  # fmt: skip
+_ARTICLE = {"the", "a", "an", "this", "my", "that"}
+# what ends the object of an action ("filter the runs by name", "read the text that ...")
+_OBJECT_END = {
+    "to", "into", "as", "by", "with", "from", "onto", "in", "on", "off", "for", "of", "that",
+    "which", "who", "is", "are", "at",
+}  # fmt: skip
+_TOKEN = re.compile(r"[^\W\d_]+")
+
+
+def _stem(w: str) -> str:
+    for end in ("ing", "es", "ed", "s"):
+        if len(w) > len(end) + 2 and w.endswith(end):
+            return w[: -len(end)]
+    return w
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Two words that name the same thing on a screen: equal up to a plural or -ing, one an
+    abbreviation of the other ("norm" for "normalisation", "pool" for "pooling"; not "view"
+    for "viewer"), or one read
+    with an OCR slip ("Flter" for "Filter")."""
+    from rapidfuzz import fuzz
+
+    sa, sb = _stem(a), _stem(b)
+    if sa == sb:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    if len(short) >= 4 and len(long_) - len(short) >= 3 and long_.startswith(short):
+        return True
+    return min(len(a), len(b)) >= 5 and fuzz.ratio(a, b) >= 85
+
+
+def _instruction_keywords(instruction: str) -> dict[str, float]:
+    """The words of an instruction that a label could share, each with its weight: the object
+    of the action (the words after its first article, up to a preposition or a relative: "the
+    text" in "read the text that the runs logged") weighs 2, the other words 1; filler words
+    (articles, prepositions, clicking verbs) are left out."""
+    words = _TOKEN.findall(instruction.lower())
+    out: dict[str, float] = {}
+    in_object = False
+    seen_article = False
+    for w in words:
+        if w in _ARTICLE and not seen_article:
+            seen_article = in_object = True
+            continue
+        if w in _OBJECT_END:
+            in_object = False
+        if w in _FILLER or len(w) < 2:
+            continue
+        out[w] = max(out.get(w, 0.0), 2.0 if in_object else 1.0)
+    return out
+
+
+def _word_overlap(
+    keywords: dict[str, float], label: str, verb: frozenset[str] = frozenset()
+) -> float:
+    """How well a label matches an instruction by the words they share, in [0, 0.9]: the share
+    of the label's words found in the instruction times 0.25 + 0.65 x the (weighted) share of
+    the instruction's words found in the label, plus 0.03 for each word in common past the
+    first; one word in common that is not the action's ``verb`` counts 0.8 x. "Filter runs" for
+    "filter the runs by name" scores 0.77, "batch_norm" for "inspect the batch normalisation
+    layer" 0.65, "Changes" for "store the changes" 0.55, "Runs" for "delete the selected run"
+    0.41: wording a label's words as an action finds it, one word of a longer request does
+    not."""
+    tokens = [t for t in _TOKEN.findall(label.lower()) if len(t) >= 2 and t not in _FILLER]
+    total = sum(keywords.values())
+    if not tokens or not total:
+        return 0.0
+    found: set[str] = set()
+    hits = 0
+    for t in tokens:
+        match = [k for k in keywords if _same_word(t, k)]
+        if match:
+            hits += 1
+            found.update(match)
+    covered = sum(keywords[k] for k in found) / total
+    # at equal shares, more words in common is the surer match ("Filter tags" over "chart")
+    score = min(0.9, (hits / len(tokens)) * (0.25 + 0.65 * covered) + 0.03 * (hits - 1))
+    if verb and hits == 1 and not found & verb:
+        # one word of the object, the action not named ("Changes" for "store the changes"): a
+        # label for the object alone, as weak as a subject match (an icon may draw the action)
+        score *= SUBJECT
+    return score
+
+
+def _overlaps(query: Query, texts: list[str]) -> np.ndarray:
+    keywords = _instruction_keywords(query.instruction)
+    verb = frozenset(_TOKEN.findall(query.verb.lower())) & set(keywords)
+    cache: dict[str, float] = {}
+    for t in texts:
+        if t not in cache:
+            cache[t] = _word_overlap(keywords, t, verb)
+    return np.array([cache[t] for t in texts], dtype=np.float32)
 
 
 # An icon's name is inferred (its glyph looks like one that is called so), a label is read: at

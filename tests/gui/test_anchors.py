@@ -73,3 +73,53 @@ def test_a_small_box_keeps_its_score_on_the_grid(width: int, box: tuple) -> None
     heat = draw_candidates(screen, [Candidate(box, 0.675, "close", "icons", "icon")])
     assert abs(float(heat.max()) - 0.675) < 1e-6
     assert float(heat[heat > 0].min()) >= 0.7 * 0.675 - 1e-6
+
+
+@pytest.fixture(scope="module")
+def toolbar():  # type: ignore[no-untyped-def]
+    """A dashboard's filters, tabs and graph nodes (drawn here), and each label's box."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    img = Image.new("RGB", (1200, 300), (250, 250, 250))
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype("DejaVuSans.ttf", 14)
+    boxes = {}
+    places = {
+        "Filter runs (regex)": (20, 20),
+        "Filter tags (regex)": (420, 20),
+        "Runs": (20, 120),
+        "Settings": (1000, 20),
+        "batch_norm": (420, 200),
+        "Resample noise": (820, 120),
+    }
+    for label, (x, y) in places.items():
+        w = draw.textlength(label, font=font)
+        draw.text((x, y), label, fill=(30, 30, 30), font=font)
+        boxes[label] = (x - 4, y - 4, x + w + 4, y + 22)
+    return img, boxes
+
+
+@pytest.mark.parametrize(
+    ("instruction", "label"),
+    [
+        ("filter the runs by name", "Filter runs (regex)"),
+        ("filter the charts by tag", "Filter tags (regex)"),
+        ("inspect the batch normalisation layer", "batch_norm"),
+    ],
+)
+def test_a_label_sharing_the_instructions_words_is_found(
+    text_grounder, toolbar, instruction, label
+) -> None:  # type: ignore[no-untyped-def]
+    img, boxes = toolbar
+    g = text_grounder.ground(img, instruction)
+    box = boxes[label]
+    assert not g.abstained and g.point is not None, g.anchors
+    assert box[0] <= g.point[0] <= box[2] and box[1] <= g.point[1] <= box[3], (g.point, g.anchors)
+
+
+@pytest.mark.parametrize(
+    "instruction", ["delete the selected run", "share the dashboard by email", "print the plot"]
+)
+def test_one_shared_word_is_not_enough(text_grounder, toolbar, instruction) -> None:  # type: ignore[no-untyped-def]
+    img, _ = toolbar
+    assert text_grounder.ground(img, instruction).abstained
