@@ -66,6 +66,7 @@ PACKAGES = [
     "lemmata.environments.database",
     "lemmata.environments.sandbox",
     "lemmata.memory.cli",
+    "lemmata.memory.hypernyms",
     "lemmata.memory.shell",
     "lemmata.memory.write_plan",
     "lemmata.memory.rows",
