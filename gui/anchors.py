@@ -176,7 +176,9 @@ class TextAnchor(_CandidateAnchor):
 
     Each run of up to ``len(phrase) + 2`` consecutive words in a line is a candidate, scored by
     rapidfuzz's ratio against the phrase (with and without spaces, 0.5 mapped to 0 and 1 to 1), or, for lines and words, by embedding cosine when that
-    is higher (a paraphrase: "log in" for "Sign in"); OCR confidence shades the score.
+    is higher (a paraphrase: "log in" for "Sign in"), or by the words it shares with the whole
+    instruction when that is higher ("Filter runs (regex)" for "filter the runs by name", see
+    :func:`_word_overlap`); OCR confidence shades the score.
     """
 
     name = "ocr"
