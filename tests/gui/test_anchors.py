@@ -91,6 +91,7 @@ def toolbar():  # type: ignore[no-untyped-def]
         "Settings": (1000, 20),
         "batch_norm": (420, 200),
         "Resample noise": (820, 120),
+        "View": (820, 20),
     }
     for label, (x, y) in places.items():
         w = draw.textlength(label, font=font)
@@ -118,7 +119,13 @@ def test_a_label_sharing_the_instructions_words_is_found(
 
 
 @pytest.mark.parametrize(
-    "instruction", ["delete the selected run", "share the dashboard by email", "print the plot"]
+    "instruction",
+    [
+        "delete the selected run",
+        "share the dashboard by email",
+        "print the plot",
+        "see which version of the viewer this is",  # "View" is not short for "viewer"
+    ],
 )
 def test_one_shared_word_is_not_enough(text_grounder, toolbar, instruction) -> None:  # type: ignore[no-untyped-def]
     img, _ = toolbar
