@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -749,10 +749,23 @@ DEVELOPMENT: frozenset[str] = frozenset(DATASETS) - HELD_OUT
 
 
 def available(names: Sequence[str] | None = None) -> list[str]:
-    """The data sets (of ``names``, default all) whose package is installed."""
+    """The data sets (of ``names``, default all) whose package is installed.
+
+    Raises ``KeyError`` naming an unknown data set."""
+    return _available_in(DATASETS, names or None, "real")
+
+
+def _available_in(
+    datasets: Mapping[str, RealDataset], names: Sequence[str] | None, what: str
+) -> list[str]:
+    """``available`` for any table of data sets (this module's and the sealed sets')."""
     from importlib.util import find_spec
 
-    return [n for n in (names or list(DATASETS)) if find_spec(DATASETS[n].package) is not None]
+    chosen = list(datasets) if names is None else list(names)
+    unknown = [n for n in chosen if n not in datasets]
+    if unknown:
+        raise KeyError(f"unknown {what} data set(s) {unknown}; known: {sorted(datasets)}")
+    return [n for n in chosen if find_spec(datasets[n].package) is not None]
 
 
 def _sql_type(dtype: Any) -> str:
@@ -778,7 +791,16 @@ def _create(con: sqlite3.Connection, data: RealDataset, table: str, frame: pd.Da
 
 def build(name: str, dest: str | Path) -> Path:
     """Write data set ``name`` to the SQLite file ``dest`` (one table per frame), as shipped."""
-    data = DATASETS[name]
+    return _build_from(DATASETS, name, dest, "real")
+
+
+def _build_from(
+    datasets: Mapping[str, RealDataset], name: str, dest: str | Path, what: str
+) -> Path:
+    """``build`` for any table of data sets (this module's and the sealed sets')."""
+    if name not in datasets:
+        raise KeyError(f"unknown {what} data set {name!r}; known: {sorted(datasets)}")
+    data = datasets[name]
     path = Path(dest)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)

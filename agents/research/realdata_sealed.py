@@ -31,12 +31,18 @@ True
 from __future__ import annotations
 
 import importlib
-import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lemmata.agents.research.realdata import RealDataset, _create, _facts, _sklearn, _vega
+from lemmata.agents.research.realdata import (
+    RealDataset,
+    _available_in,
+    _build_from,
+    _facts,
+    _sklearn,
+    _vega,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -751,25 +757,9 @@ def available(names: Sequence[str] | None = None) -> list[str]:
     """The data sets (of ``names``, default all) whose package is installed.
 
     Raises ``KeyError`` naming an unknown data set."""
-    from importlib.util import find_spec
-
-    chosen = list(DATASETS) if names is None else list(names)
-    unknown = [n for n in chosen if n not in DATASETS]
-    if unknown:
-        raise KeyError(f"unknown sealed data set(s) {unknown}; known: {sorted(DATASETS)}")
-    return [n for n in chosen if find_spec(DATASETS[n].package) is not None]
+    return _available_in(DATASETS, names, "sealed")
 
 
 def build(name: str, dest: str | Path) -> Path:
     """Write data set ``name`` to the SQLite file ``dest`` (one table per frame), as shipped."""
-    if name not in DATASETS:
-        raise KeyError(f"unknown sealed data set {name!r}; known: {sorted(DATASETS)}")
-    data = DATASETS[name]
-    path = Path(dest)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.unlink(missing_ok=True)
-    with sqlite3.connect(path) as con:
-        for table, frame in data.load().items():
-            _create(con, data, table, frame)
-            frame.to_sql(table, con, index=False, if_exists="append")
-    return path
+    return _build_from(DATASETS, name, dest, "sealed")
