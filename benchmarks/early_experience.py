@@ -96,6 +96,22 @@ SETTINGS: dict[str, Setting] = {
     # and 51.0 / 23.0 (+0.0 / -3.0). None beats the settings kept here
     # (SR avoiding failures +1.0 / +2.8, IWM joint at 0.3 +3.0 / -1.8), so the test figures
     # above stand (the same settings train the same policies: training is deterministic).
+    # Then loop-breaking at decoding (training unchanged; PolicyConfig's decoding options),
+    # the same for all three methods, seeds 0-1 as "seed 0, seed 1" (plain decoding as
+    # above: IL 56.0 / 23.0 and 51.5 / 25.0, IWM 58.5 / 24.5 and 55.0 / 20.0, SR 54.5 / 25.0
+    # and 55.0 / 28.5). Minus 1 per earlier take of the action from the same observation
+    # (repeat_penalty=1): IL 62.0 / 28.0 and 59.0 / 29.0, IWM 64.0 / 32.0 and 62.5 / 29.0
+    # (+2.8 / +2.0), SR 61.0 / 26.5 and 58.0 / 30.0 (-1.0 / -0.2). Minus 5 when the action's
+    # last try from the same observation was stale (stale_penalty=5): IL 63.0 / 30.5 and
+    # 62.5 / 32.0, IWM 64.0 / 34.0 and 65.5 / 32.5 (+2.0 / +2.0), SR 63.5 / 26.5 and 60.0 /
+    # 31.0 (-1.0 / -2.5). IL and IWM gain 4-11 points of success from it, SR 5-7 on
+    # validation but 1-2 on validation-ood (its outcome head already steers it off some
+    # loops): IWM's gain on validation-ood turns positive, but SR's gains fall on both.
+    # SR's own decoding, its head's predicted stale outcome avoided (sr_stale_weight=1,
+    # beside sr_avoid failure): 55.5 / 24.0 and 53.5 / 26.5 (+0.8 / +1.2 over plain IL,
+    # below plain SR); with stale_penalty=5 as well 62.0 / 27.0 and 62.0 / 28.5 (-0.8 / -3.5
+    # over IL with stale_penalty=5). None gives both IWM and SR a larger gain over IL than
+    # the settings kept, so decoding stays plain and the test figures above stand.
     "textworld-express": Setting(
         names=("coin", "mapreader", "twc", "cookingworld"),
         demos=40,

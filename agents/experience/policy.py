@@ -35,6 +35,14 @@ is a bag of word embeddings from one table, so the model trains in minutes on tw
   before acting. It keeps the method's grounding (only outcomes actually observed are
   targets) but none of its free-form reasoning.
 
+Three options of the config change only how a trained policy acts (decoding), not its
+training, to break the loops a greedy policy falls into (repeating an action that changed
+nothing): ``repeat_penalty`` lowers an action's score by that much for each time the episode
+already took it from the same observation, and ``stale_penalty`` lowers it once when its last
+try from the same observation was stale (it showed nothing the episode had not shown); both
+apply to every method alike. ``sr_stale_weight`` is ``sr``'s own: it adds that weight times the
+log-probability, by the outcome head, that the action is not ``stale``.
+
 Training is deterministic for a seed (on one thread; the callers of this module set
 ``torch.set_num_threads(1)``, which is also the fastest on a busy 2-core machine).
 
@@ -118,6 +126,10 @@ class PolicyConfig:
     negatives: int = 0
     history: Literal["bag", "gru"] = "bag"
     history_len: int = 12
+    # decoding only (training ignores them): loop-breaking, the same for every method
+    repeat_penalty: float = 0.0
+    stale_penalty: float = 0.0
+    sr_stale_weight: float = 0.0
 
 
 def _words(text: str) -> list[str]:
@@ -339,7 +351,19 @@ class Policy:
                 probs = torch.softmax(self._net.outcome(z)[0], -1)
                 bad = probs[:, _avoided(self.config)].sum(-1)
                 logits = logits + self.config.sr_weight * torch.log1p(-bad.clamp(max=1 - 1e-6))
-        return [float(x) for x in logits]
+            if self.method == "sr" and self.config.sr_stale_weight:
+                stale = torch.softmax(self._net.outcome(z)[0], -1)[:, OUTCOMES.index("stale")]
+                logits = logits + self.config.sr_stale_weight * torch.log1p(
+                    -stale.clamp(max=1 - 1e-6)
+                )
+        out = [float(x) for x in logits]
+        cfg = self.config
+        if cfg.repeat_penalty or cfg.stale_penalty:
+            repeats, stale = _loops(instruction, observation, history)
+            for i, a in enumerate(admissible):
+                out[i] -= cfg.repeat_penalty * repeats.get(a, 0)
+                out[i] -= cfg.stale_penalty * (a in stale)
+        return out
 
     def act(
         self,
@@ -399,6 +423,29 @@ class Policy:
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise DataSourceError(f"{path} is a damaged policy file: {exc}") from None
         return cls(method, config, vocab, net)
+
+
+def _loops(
+    instruction: str, observation: str, history: Sequence[tuple[str, str]]
+) -> tuple[dict[str, int], set[str]]:
+    """What the episode so far says about repeating each action from the current observation:
+    how many times it was taken from this same observation, and the actions whose last try
+    from it was stale (its outcome showed no word the episode had not shown before, or left the
+    observation as it was). The observation before the first action is not in ``history``, so
+    only the later steps count."""
+    repeats: dict[str, int] = {}
+    last_stale: dict[str, bool] = {}
+    seen = set(_words(instruction))
+    before: str | None = None
+    for action, after in history:
+        words = set(_words(after))
+        if before is not None:
+            seen |= set(_words(before))
+            if before == observation:
+                repeats[action] = repeats.get(action, 0) + 1
+                last_stale[action] = after == before or words <= seen
+        before = after
+    return repeats, {a for a, flag in last_stale.items() if flag}
 
 
 def _avoided(cfg: PolicyConfig) -> list[int]:

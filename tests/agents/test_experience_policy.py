@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -278,3 +279,49 @@ def test_unchanged_transitions_are_capped_like_errors(steps: list[ExpertStep]) -
         policy.act(probe.instruction, probe.observation, probe.history, probe.admissible)
         in probe.admissible
     )
+
+
+def test_loop_breaking_lowers_an_action_repeated_from_the_same_observation(
+    policies: dict[str, Policy], steps: list[ExpertStep], tmp_path: Path
+) -> None:
+    path = tmp_path / "il.pt"
+    policies["il"].save(path)
+    policy = Policy.load(path)
+    probe = next(s for s in steps if s.admissible and len(s.admissible) > 2)
+    admissible = probe.admissible
+    assert admissible
+    here = probe.observation
+    top = policy.act(probe.instruction, here, [], admissible)
+    # `top` was already taken from this very observation and changed nothing; `other` was
+    # taken too, but from another observation
+    other = next(a for a in admissible if a != top)
+    history = [("wait", "Elsewhere."), (other, "A new room."), ("wait", here), (top, here)]
+    args = (probe.instruction, here, history, admissible)
+    plain = policy.scores(*args)
+    policy.config = replace(policy.config, repeat_penalty=0.5, stale_penalty=2.0)
+    broken = policy.scores(*args)
+    for action, before, after in zip(admissible, plain, broken, strict=True):
+        assert after == pytest.approx(before - 2.5 if action == top else before), action
+    policy.config = replace(policy.config, stale_penalty=1000.0)
+    assert policy.act(*args) != top
+    assert policy.act(probe.instruction, here, [], admissible) == top
+
+
+def test_only_the_sr_policy_avoids_actions_its_outcome_head_calls_stale(
+    policies: dict[str, Policy], steps: list[ExpertStep], tmp_path: Path
+) -> None:
+    probe = next(s for s in steps if s.admissible and len(s.admissible) > 2)
+    assert probe.admissible
+    args = (probe.instruction, probe.observation, probe.history, probe.admissible)
+    for method in ("il", "sr"):
+        path = tmp_path / f"{method}.pt"
+        policies[method].save(path)
+        policy = Policy.load(path)
+        plain = policy.scores(*args)
+        policy.config = replace(policy.config, sr_stale_weight=1.0)
+        lowered = policy.scores(*args)
+        if method == "il":
+            assert lowered == pytest.approx(plain)
+        else:
+            drops = [p - q for p, q in zip(plain, lowered, strict=True)]
+            assert all(d >= 0 for d in drops) and max(drops) > 1e-4
