@@ -13,6 +13,9 @@ change a fall and a recovery (a stretch of periods off the line, see :func:`_fal
        deviations
 =====  ==========================================================================================
 
+With ``SEVERAL_CHANGES`` set (the default), a series is first searched for several level shifts, each told
+with its date and its levels before and after (see :func:`_several_changes`).
+
 In a panel in long form (a column whose levels each hold a series: five stocks' monthly
 prices, see :func:`panel_columns`), each level's series is tested as a table of its own, and
 its insights name the level.
@@ -63,6 +66,12 @@ DIP_SHARE = 0.5
 #: The most of a line's squared error that a step may leave (it must leave less than a
 #: curve's too).
 STEP_SHARE = 0.8
+#: Whether a series is searched for several level shifts (binary segmentation,
+#: :func:`~lemmata.agents.research.timeseries.changes`) before a fall and recovery or its
+#: single best step. Measured on (off): research_recall (a) 0.929 (0.929), null false
+#: discoveries 0.05/db (0.05); (b) 0.877 (0.877), 0.10/db (0.10); (c) 0.960 (0.960); (d) 0.791
+#: (0.767), its changes 1/4 (0/4): electrical equipment's 2009 fall.
+SEVERAL_CHANGES = True
 
 
 def period_of(ctx: CheckContext, table: str, date_col: str) -> str:
@@ -321,6 +330,10 @@ def check_change(ctx: CheckContext, h: Hypothesis) -> Outcome:
     # stretches) the fit chose from (the best of them is no single test).
     series = ctx.survey.tables[h.table].series or level is not None
     fixed = 1e-8 if fit["period"] == "month" and not series else 1e-6
+    if SEVERAL_CHANGES:
+        several = _several_changes(ctx, h, fit, fixed)
+        if several is not None:
+            return several
     dip = _fall_and_recovery(ctx, h, fit, fixed)
     if dip is not None:
         return dip
@@ -536,3 +549,102 @@ def _turn(ctx: CheckContext, h: Hypothesis, fit: dict[str, Any], fixed: float) -
             },
         ),
     )
+
+
+def _several_changes(
+    ctx: CheckContext, h: Hypothesis, fit: dict[str, Any], fixed: float
+) -> Outcome | None:
+    """Each dated level shift of a series with several (binary segmentation, see
+    :func:`~lemmata.agents.research.timeseries.changes`), each told with its date and the
+    levels before and after it; None when there is none.
+
+    Each split clears Bonferroni over the database's change hypotheses and the split points
+    of its stretch (F-test on an effective sample size for autocorrelated noise); the levels
+    together leave less of a quadratic's squared error than they leave, in all but one case in
+    twenty, on smooth series with the same noise (simulated), and less than ``STEP_SHARE`` of
+    a line's, and less than a line with one stretch off it (:func:`_fall_and_recovery`); each
+    shift moves by at least a quarter of the values' standard deviation."""
+    import numpy as np
+
+    num, date_col = h.columns
+    t, y = fit["t"], fit["values"]
+    n = len(y)
+    splits = max(1, n - 5)
+    found = ts.changes(t, y, ctx.alpha("change", fixed * splits))
+    if found is None:
+        return None
+    sd = float(np.std(y)) or 1e-12
+    if not (
+        found.sse < found.margin * found.curve_sse and found.sse <= STEP_SHARE * found.line_sse
+    ):
+        return None
+    # A stretch off a line (a fall and a recovery on a trend) that explains as much is the
+    # better account; it is judged by its own rules.
+    seg = ts.segment(t, y) if len(found.splits) > 1 else None
+    if seg is not None and seg.sse <= found.sse:
+        return None
+    level = _level(ctx, h)
+    period = fit["period"]
+    edges = [0, *found.splits, n]
+    findings = []
+    for i, split in enumerate(found.splits):
+        before, after = found.levels[i], found.levels[i + 1]
+        if abs(after - before) < 0.25 * sd:
+            continue
+        when = ts.period_start(int(t[split]), period).isoformat()
+        since = ts.period_start(int(t[edges[i]]), period).isoformat()
+        end = edges[i + 2]
+        until = ts.period_start(int(t[end]), period).isoformat() if end < n else None
+        rose = after > before
+        where = [_dated(ctx, h.table, date_col, ">=", when)]
+        if until is not None:
+            where.append(_dated(ctx, h.table, date_col, "<", until))
+        p = found.p[i]
+
+        def statement(
+            value: float,
+            rose: bool = rose,
+            before: float = before,
+            since: str = since,
+            when: str = when,
+            until: str | None = until,
+        ) -> str:
+            span = (
+                f"from {when} to before {until}" if until else f"from {when} on, and stayed there"
+            )
+            return (
+                f"{h.table}.{num}{_of(h, level)} {'rose' if rose else 'fell'} in {when}: from a "
+                f"mean of {fmt(before)} (from {since}) to {fmt(value)} ({span})"
+            )
+
+        findings.append(
+            Finding(
+                kind="change",
+                table=h.table,
+                columns=[num, date_col],
+                entities=[f"{level[0]}={level[1]}"] if level else [],
+                direction="increase" if rose else "decrease",
+                evidence_sql=ev.mean_sql(
+                    h.table,
+                    ctx.expr(h.table, num),
+                    [*where, ctx.col(h.table, num).present(), *_level_sql(ctx, h, level)],
+                ),
+                statement=statement,
+                score=score_of(p * found.tried[i]),
+                support={
+                    "test": "binary segmentation of period means; F-test per split, against "
+                    "a curve with a margin simulated on smooth series",
+                    "p": p,
+                    "splits_searched": found.tried[i],
+                    "since": when,
+                    "before_mean": before,
+                    "after_mean": after,
+                    "share_of_curve_error": found.sse / found.curve_sse,
+                    "margin": found.margin,
+                    "autocorrelation": found.phi,
+                },
+            )
+        )
+    if not findings:
+        return None
+    return ctx.outcome(*findings)

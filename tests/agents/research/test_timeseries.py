@@ -90,3 +90,48 @@ def test_the_broken_line_finds_its_breaks_and_nothing_in_noise_or_a_curve() -> N
     noise = turn(t, rng.normal(0, 1, 120))
     assert noise is None or noise.p * noise.tried > 0.05
     assert turn(np.arange(8.0), np.arange(8.0)) is None  # too short to break twice
+
+
+def _several(monkeypatch: pytest.MonkeyPatch, path: Path) -> list[Insight]:
+    from lemmata.agents.research.checks import temporal
+
+    monkeypatch.setattr(temporal, "SEVERAL_CHANGES", True)
+    return _changes(path)
+
+
+def test_a_series_with_two_level_shifts_reports_both_dates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Jobs at 100, up to 104 from January 2003, back down to 101 from January 2006.
+    rng = np.random.default_rng(7)
+    y = np.r_[np.full(36, 100.0), np.full(36, 104.0), np.full(36, 101.0)] + rng.normal(0, 1, 108)
+    found = _several(monkeypatch, _monthly(tmp_path / "two.db", y))
+    # Each dated to within a month, the rise first and then the fall, each with its levels.
+    found.sort(key=lambda i: i.support["since"])
+    months = [date.fromisoformat(i.support["since"]) for i in found]
+    assert [(d.year * 12 + d.month) for d in months] == pytest.approx(
+        [2003 * 12 + 1, 2006 * 12 + 1], abs=1
+    )
+    assert [i.direction for i in found] == ["increase", "decrease"]
+    assert found[0].support["before_mean"] == pytest.approx(100, abs=0.5)
+    assert found[0].support["after_mean"] == pytest.approx(104, abs=0.5)
+    assert found[1].support["after_mean"] == pytest.approx(101, abs=0.5)
+    assert all(i.support["since"] in i.statement for i in found)
+
+
+def test_no_level_shift_in_autocorrelated_noise_or_a_smooth_curve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = []
+    t = np.arange(108.0)
+    for seed in range(4):
+        rng = np.random.default_rng(200 + seed)
+        noise = np.zeros(108)
+        e = rng.normal(0, 1, 108)
+        for j in range(1, 108):
+            noise[j] = 0.6 * noise[j - 1] + e[j]
+        curve = 20 + 0.004 * (t - 40) ** 2 + rng.normal(0, 1, 108)
+        for name, y in (("ar", 50 + noise), ("curve", curve)):
+            path = _monthly(tmp_path / f"{name}{seed}.db", y)
+            found += [i.statement for i in _several(monkeypatch, path)]
+    assert found == []
