@@ -110,8 +110,12 @@ SETTINGS: dict[str, Setting] = {
     # SR's own decoding, its head's predicted stale outcome avoided (sr_stale_weight=1,
     # beside sr_avoid failure): 55.5 / 24.0 and 53.5 / 26.5 (+0.8 / +1.2 over plain IL,
     # below plain SR); with stale_penalty=5 as well 62.0 / 27.0 and 62.0 / 28.5 (-0.8 / -3.5
-    # over IL with stale_penalty=5). None gives both IWM and SR a larger gain over IL than
-    # the settings kept, so decoding stays plain and the test figures above stand.
+    # over IL with stale_penalty=5). Milder: repeat_penalty=0.3 IL 61.0 / 26.5 and 54.5 /
+    # 27.0, IWM 62.0 / 26.5 and 59.0 / 25.5 (+2.8 / -0.8), SR 56.5 / 25.5 and 57.5 / 29.0
+    # (-0.8 / +0.5); stale_penalty=1 IL 61.5 / 26.5 and 52.0 / 27.0, IWM 60.5 / 26.5 and
+    # 58.5 / 22.5 (+2.8 / -2.2), SR 57.5 / 25.5 and 57.0 / 29.5 (+0.5 / +0.8). None gives
+    # both IWM and SR a larger gain over IL than the settings kept, so decoding stays plain
+    # and the test figures above stand.
     "textworld-express": Setting(
         names=("coin", "mapreader", "twc", "cookingworld"),
         demos=40,
