@@ -14,6 +14,7 @@ a session is a metadata filter inside it; the SQLite log checks every hit again.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import threading
 from collections.abc import Sequence
@@ -223,6 +224,10 @@ class ChromaIndex:
             if close is not None:
                 with contextlib.suppress(Exception):
                     close()
+        # chromadb's closed connections can sit in reference cycles (cursors) that keep the
+        # SQLite file open until the collector runs; collect them now (outside the lock, since
+        # finalisers run), so that a closed memory really holds none of its folder's files
+        gc.collect()
 
     def drop(self, space: tuple[str, str]) -> None:
         with self._lock:
