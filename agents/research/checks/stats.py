@@ -4,6 +4,7 @@ from the rest, correlation with time taken out, and per-entity means."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from lemmata.agents.research.checks.base import DataProblem
@@ -15,6 +16,7 @@ __all__ = [
     "block_residuals",
     "entity_means",
     "holm_passes",
+    "level_splits",
     "level_tests",
     "other_level",
     "robust_z",
@@ -70,24 +72,32 @@ def best_level(
     return level, ma, mb, d, p
 
 
+def level_splits(x: Any, groups: list[Any], min_group: int) -> Iterator[tuple[Any, Any, Any]]:
+    """Each level's values and the rest's, ``(level, values, rest)``, for the levels that (and
+    whose rest) have ``min_group`` finite values, in sorted order (so that a choice among them
+    does not follow the hash order of the levels); an empty or None group is no level."""
+    import numpy as np
+
+    g = np.array([None if v == "" else v for v in groups], dtype=object)
+    ok = np.isfinite(x) & np.array([v is not None for v in g])
+    x, g = x[ok], g[ok]
+    for level in sorted(set(g.tolist()), key=str):
+        inside = g == level
+        a, b = x[inside], x[~inside]
+        if len(a) >= min_group and len(b) >= min_group:
+            yield level, a, b
+
+
 def level_tests(
     x: Any, groups: list[Any], min_group: int = MIN_GROUP
 ) -> list[tuple[Any, float, float, float, float, float]]:
     """Each level against the rest, by Welch's t-test: (level, mean, rest mean, Cohen's d, p,
     t), for the levels that (and whose rest) have ``min_group`` values, in sorted order (so
     that a choice among them does not follow the hash order of the levels)."""
-    import numpy as np
     from scipy import stats
 
-    g = np.array([None if v == "" else v for v in groups], dtype=object)
-    ok = np.isfinite(x) & np.array([v is not None for v in g])
-    x, g = x[ok], g[ok]
     found = []
-    for level in sorted(set(g.tolist()), key=str):
-        inside = g == level
-        a, b = x[inside], x[~inside]
-        if len(a) < min_group or len(b) < min_group:
-            continue
+    for level, a, b in level_splits(x, groups, min_group):
         t, p = stats.ttest_ind(a, b, equal_var=False)
         pooled = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2) or 1e-12
         d = (a.mean() - b.mean()) / pooled
@@ -105,18 +115,10 @@ def best_rank_level(
     level and its rest both have ``min_group`` values. The rank-biserial r is
     ``2 U / (n1 n2) - 1``: the chance that a value of the level exceeds one of the rest, less
     the chance of the opposite."""
-    import numpy as np
     from scipy import stats
 
-    g = np.array([None if v == "" else v for v in groups], dtype=object)
-    ok = np.isfinite(x) & np.array([v is not None for v in g])
-    x, g = x[ok], g[ok]
     found = []
-    for level in sorted(set(g.tolist()), key=str):
-        inside = g == level
-        a, b = x[inside], x[~inside]
-        if len(a) < min_group or len(b) < min_group:
-            continue
+    for level, a, b in level_splits(x, groups, min_group):
         u = stats.mannwhitneyu(a, b)
         r = 2 * float(u.statistic) / (len(a) * len(b)) - 1
         if float(u.pvalue) < alpha:
