@@ -47,6 +47,7 @@ PACKAGES = [
     "lemmata.agents.research.evaluate",
     "lemmata.agents.research.realdata_sealed",
     "lemmata.agents.research.realdata_sealed2",
+    "lemmata.agents.research.realdata3",
     "lemmata.agents.research.cli",
     "lemmata.agents.research.shell",
     "lemmata.agents.experience",
