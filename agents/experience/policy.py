@@ -13,7 +13,9 @@ is a bag of word embeddings from one table, so the model trains in minutes on tw
   the objective shapes nothing the policy reads). Error transitions are capped at
   ``invalid_cap`` of the set, as the method advises; with ``cap_unchanged`` the transitions
   whose next observation shows no word the current one lacked (an action that changed nothing
-  visible) are capped with them. ``iwm_schedule`` is ``"joint"`` (both losses at every update,
+  visible) are capped with them; with ``iwm_balance`` each outcome class of :func:`outcome_class`
+  weighs the same in the set instead (the few transitions that made progress or failed are
+  repeated up to the commonest class's count). ``iwm_schedule`` is ``"joint"`` (both losses at every update,
   the world-model loss's weight falling linearly to 0 with ``iwm_decay``) or ``"stage"``
   (next-state prediction first, for ``iwm_stage`` of the updates, then imitation); both keep
   IL's total number of updates.
@@ -27,7 +29,11 @@ is a bag of word embeddings from one table, so the model trains in minutes on tw
   worse than the expert's (a later class, the margin ``sr_margin`` per class apart); and
   ``sr_accept`` names outcome classes (e.g. ``"progress"``) whose tried alternatives join the
   expert's action in the imitation target at ``sr_accept_weight`` each (another way forward
-  where the demonstration took one). *How this differs from the paper:* the paper fine-tunes a
+  where the demonstration took one); ``sr_recover`` names outcome classes whose alternatives,
+  when their observation still shows every word of the state they left (a look, an inventory,
+  a failed tactic: nothing moved away), give imitation examples at the alternative's next
+  state, the detour and its outcome in the history and the expert's action as the target (half
+  of each batch, the number of updates unchanged). *How this differs from the paper:* the paper fine-tunes a
   language model on chain-of-thought reflections written by a model (why the expert's action
   beats the alternatives, given their observed outcomes) and the policy generates such a
   thought before each action. No model writes text here; the "reflection" is the predicted
@@ -123,6 +129,8 @@ class PolicyConfig:
     sr_accept_weight: float = 0.5
     sr_contrast_weight: float = 0.0
     sr_margin: float = 0.5
+    sr_recover: str = ""
+    iwm_balance: bool = False
     negatives: int = 0
     history: Literal["bag", "gru"] = "bag"
     history_len: int = 12
@@ -460,6 +468,41 @@ def _classes(text: str, field: str = "sr_accept") -> list[int]:
     return [OUTCOMES.index(n) for n in names]
 
 
+def _recovery(steps: Sequence[ExpertStep], enc: _Encoder, recover: list[int]) -> list[_Example]:
+    """Imitation examples at the alternatives' next states: where an alternative's outcome is
+    of a ``recover`` class and its observation still shows every word of the state it left
+    (the alternative moved nothing away: a look, an inventory, a failed tactic), the episode
+    stands where the expert stood, one observed detour later, and the expert's action is the
+    target; the detour's outcome is in the history, as a reflection's would be."""
+    score_after = {(s.task.id, s.index): s.expert.score for s in steps}
+    first = {s.task.id: s.observation for s in steps if s.index == 0}
+    out = []
+    for step in steps:
+        before = score_after.get((step.task.id, step.index - 1), 0.0)
+        texts = [step.instruction, step.observation, first.get(step.task.id, "")]
+        seen = {w for t in [*texts, *(o for _, o in step.history)] for w in _words(t)}
+        now = set(_words(step.observation))
+        actions = list(step.admissible) if step.admissible else []
+        if step.action not in actions:
+            actions.append(step.action)
+        for b in step.alternatives:
+            if outcome_class(b.outcome, before, seen) not in recover:
+                continue
+            if not now <= set(_words(b.outcome.observation)):
+                continue
+            history = (*step.history, (b.action, b.outcome.observation))
+            out.append(
+                _Example(
+                    state=enc.state(step.instruction, b.outcome.observation, history),
+                    actions=actions,
+                    target=actions.index(step.action),
+                    classes=[-1] * len(actions),
+                    nexts=[],
+                )
+            )
+    return out
+
+
 def _examples(steps: Sequence[ExpertStep], enc: _Encoder) -> list[_Example]:
     score_after = {(s.task.id, s.index): s.expert.score for s in steps}
     first = {s.task.id: s.observation for s in steps if s.index == 0}
@@ -492,11 +535,25 @@ def _examples(steps: Sequence[ExpertStep], enc: _Encoder) -> list[_Example]:
 
 
 def _transitions(
-    examples: list[_Example], cap: float, rng: random.Random, unchanged: bool = False
+    examples: list[_Example],
+    cap: float,
+    rng: random.Random,
+    unchanged: bool = False,
+    balance: bool = False,
 ) -> list[tuple[int, str, str]]:
     """(example index, action, next observation), with error transitions (and, with
     ``unchanged``, those whose next observation shows no word the current one lacked) at most
-    ``cap`` of all."""
+    ``cap`` of all. With ``balance`` every outcome class of :data:`OUTCOMES` weighs the same
+    (each class's transitions repeated up to the largest class's count), so that the few
+    transitions that made progress or failed are not drowned by the many that changed little."""
+    if balance:
+        groups: dict[int, list[tuple[int, str, str]]] = {}
+        for i, e in enumerate(examples):
+            for a, o, _, _ in e.nexts:
+                c = e.classes[e.actions.index(a)] if a in e.actions else 1
+                groups.setdefault(c, []).append((i, a, o))
+        most = max((len(g) for g in groups.values()), default=0)
+        return [g[j % len(g)] for g in (groups[c] for c in sorted(groups)) for j in range(most)]
     flat = [
         (i, a, o, bad or (unchanged and same))
         for i, e in enumerate(examples)
@@ -536,20 +593,30 @@ def train_policy(
     if method == "sr":
         _avoided(cfg)  # an unknown class name fails here, before any training
         _classes(cfg.sr_accept)
+        _classes(cfg.sr_recover, "sr_recover")
     rng = random.Random(seed)
     torch.manual_seed(seed)
     texts = [t for s in steps for t in _texts(s)]
     enc = _Encoder.build(texts, cfg.recent, cfg.history_len)
     examples = _examples(steps, enc)
+    recovery = (
+        _recovery(steps, enc, _classes(cfg.sr_recover, "sr_recover")) if method == "sr" else []
+    )
     net = _net(len(enc.vocab), cfg)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     trans = (
-        _transitions(examples, cfg.invalid_cap, rng, cfg.cap_unchanged) if method == "iwm" else []
+        _transitions(examples, cfg.invalid_cap, rng, cfg.cap_unchanged, cfg.iwm_balance)
+        if method == "iwm"
+        else []
     )
     stage = int(total * cfg.iwm_stage) if method == "iwm" and cfg.iwm_schedule == "stage" else 0
     net.train()
     for update in range(total):
         batch = [examples[rng.randrange(len(examples))] for _ in range(cfg.batch)]
+        if recovery:
+            # the same budget: half of each batch from the detours, half from expert states
+            half = cfg.batch // 2
+            batch[half:] = [recovery[rng.randrange(len(recovery))] for _ in batch[half:]]
         loss = torch.zeros(())
         if update >= stage:
             loss = loss + _imitation_loss(net, enc, batch, method, cfg, rng)

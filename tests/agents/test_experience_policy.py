@@ -325,3 +325,51 @@ def test_only_the_sr_policy_avoids_actions_its_outcome_head_calls_stale(
         else:
             drops = [p - q for p, q in zip(plain, lowered, strict=True)]
             assert all(d >= 0 for d in drops) and max(drops) > 1e-4
+
+
+def test_recovery_examples_stand_after_a_detour_that_moved_nothing(
+    steps: list[ExpertStep],
+) -> None:
+    from lemmata.agents.experience.policy import OUTCOMES, _Encoder, _recovery, _texts
+
+    enc = _Encoder.build([t for s in steps for t in _texts(s)], 2)
+    every = [OUTCOMES.index(c) for c in ("new", "stale", "invalid")]
+    detours = _recovery(steps, enc, every)
+    # coin's 'look around' and 'inventory' leave the room as it was: the expert's move follows
+    assert detours
+    for example in detours:
+        detour, expert = example.state.history_actions[-1], example.actions[example.target]
+        assert expert != detour and not expert.startswith(("look", "inventory"))
+        assert all(c == -1 for c in example.classes)
+    # a move to another room is no detour: none of them has a move as its last action
+    assert not any(e.state.history_actions[-1].startswith("move ") for e in detours)
+    assert len(_recovery(steps, enc, [OUTCOMES.index("invalid")])) < len(detours)
+    with pytest.raises(UsageError, match="sr_recover"):
+        train_policy(steps, "sr", config=replace(SMALL, sr_recover="detour"))
+    probe = steps[0]
+    assert probe.admissible
+    for method, change in (("sr", {"sr_recover": "stale,new"}), ("iwm", {"iwm_balance": True})):
+        policy = train_policy(steps, method, config=replace(SMALL, updates=10, **change))
+        args = (probe.instruction, probe.observation, probe.history, probe.admissible)
+        assert policy.act(*args) in probe.admissible
+
+
+def test_balanced_world_model_transitions_weigh_each_outcome_class_alike(
+    steps: list[ExpertStep],
+) -> None:
+    from lemmata.agents.experience.policy import _Encoder, _examples, _texts, _transitions
+
+    enc = _Encoder.build([t for s in steps for t in _texts(s)], 2)
+    examples = _examples(steps, enc)
+    balanced = _transitions(examples, 0.2, random.Random(0), balance=True)
+
+    def cls(i: int, a: str) -> int:
+        return examples[i].classes[examples[i].actions.index(a)]
+
+    counts: dict[int, int] = {}
+    for i, a, _ in balanced:
+        counts[cls(i, a)] = counts.get(cls(i, a), 0) + 1
+    assert len(counts) >= 2 and len(set(counts.values())) == 1
+    plain = _transitions(examples, 0.2, random.Random(0))
+    progress = sum(cls(i, a) == OUTCOMES.index("progress") for i, a, _ in plain)
+    assert progress and counts[OUTCOMES.index("progress")] > progress
