@@ -5,7 +5,9 @@ Two steps, image to concept and concept to instruction. The encoder gives each e
 distribution over the functional concepts of ``data/icon_concepts.json``: a softmax of its
 similarity to each concept's text in the shared space, at the encoder's learned temperature,
 mixed half and half with a softmax of its similarity to each concept's prototype (the mean
-embedding of that concept's glyphs in the training sets, shipped with the weights). MiniLM
+embedding of that concept's glyphs in the training sets, shipped with the weights); where the
+prototypes name a concept added to the table after the encoder was trained (its text never
+learned: ``text_concepts`` in the weights lists those that were), they speak alone. MiniLM
 compares the instruction with each concept's text (name, gloss, other names), mapping the
 cosine from ``MATCH_LOW`` (no match) to ``MATCH_HIGH`` (sure), and giving the concepts the
 instruction comes nearest at least ``RELATIVE`` (:func:`concept_match`), unless the instruction
@@ -26,6 +28,7 @@ glyph match, or nothing; grounding goes on with the other anchors.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -141,6 +144,18 @@ class EncodedIconAnchor(IconAnchor):
                 self._protos = (vecs, has)
         return self._protos if self._protos[1].any() else None
 
+    def _untrained_text(self) -> np.ndarray:
+        """Per functional concept: whether the encoder was trained without its text (a concept
+        added to the table later, read by its prototype alone; ``text_concepts`` in the
+        weights' metadata lists those it trained on; without it, all count as trained)."""
+        assert self.encoder is not None
+        names = self._concept_vectors()[0]
+        trained = self.encoder.meta.get("text_concepts")
+        if not trained:
+            return np.zeros(len(names), bool)
+        known = set(trained)
+        return np.array([c not in known for c in names])
+
     # -- image side ----------------------------------------------------------------------------
 
     def _encoded(self, screen: Screen) -> tuple[list[Any], np.ndarray, np.ndarray]:
@@ -172,9 +187,13 @@ class EncodedIconAnchor(IconAnchor):
         probs = _softmax(scale * (emb @ shared_c.T))  # elements x concepts
         protos = self._prototypes()
         if protos is not None:
-            probs = (1 - PROTOTYPE_WEIGHT) * probs + PROTOTYPE_WEIGHT * _softmax(
-                np.where(protos[1], scale * (emb @ protos[0].T), -np.inf)
-            )
+            by_proto = _softmax(np.where(protos[1], scale * (emb @ protos[0].T), -np.inf))
+            # a concept added to the table after training has a prototype but a text the
+            # encoder never learned to read: where the prototypes name one, they speak alone
+            weight = np.where(
+                self._untrained_text()[by_proto.argmax(axis=1)], 1.0, PROTOTYPE_WEIGHT
+            )[:, None]
+            probs = (1 - weight) * probs + weight * by_proto
         best = np.zeros(len(elements), np.float32)
         for text in texts:
             raw_q = self._query_vector(text)[0]
@@ -246,8 +265,10 @@ def names_a_label(query: Query) -> bool:
     OCR anchor's target), so that an icon should match it by its cosine alone: a quoted phrase,
     or a phrase with a capitalised word ("click the Export button", "click Publish", "open
     Settings"), the first word of the instruction counting only when every word of the phrase
-    is capitalised ("Export" alone, not "Close this panel"). An instruction that says it wants
-    an icon ("click the Settings icon") names a concept, not a label."""
+    is capitalised ("Export" alone, not "Close this panel"), and a name after "with", "about",
+    "for", "of" or "from" not counting: it says what the action concerns ("get help with
+    TensorBoard"). An instruction that says it wants an icon ("click the Settings icon") names a
+    concept, not a label."""
     if query.kind == "icon":
         return False
     if query.kind == "text":  # only a quoted phrase makes the kind "text"
@@ -257,9 +278,16 @@ def names_a_label(query: Query) -> bool:
     if not words:
         return False
     capital = [w[:1].isupper() for w in words]
+    # a name after "with", "about", "for", "of", "from" is what the action concerns, not a
+    # label to click ("get help with TensorBoard", "learn more about Bokeh")
+    concerns = [i > 0 and words[i - 1].lower() in _CONCERNING for i in range(len(words))]
     first = query.instruction.split()[0] if query.instruction.split() else ""
     starts = bool(first) and first.strip("\"'“”‘’,;:") == words[0]
-    return all(capital) or any(capital[1:] if starts else capital)
+    counted = [c and not k for c, k in zip(capital, concerns, strict=True)]
+    return all(capital) or any(counted[1:] if starts else counted)
+
+
+_CONCERNING = frozenset({"with", "about", "for", "of", "from"})
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
@@ -272,9 +300,12 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
 
 def query_texts(query: Query) -> list[str]:
     """The wordings of an instruction the icon encoder reads: the phrase, the action the user
-    asked for ("delete the selection") when it says more than the phrase, and the action alone
+    asked for ("delete the selection") when it says more than the phrase, the action alone
     without its object ("reload the runs" -> "reload": an icon draws the action, while the
-    object is what it acts on, often named nowhere near it)."""
+    object is what it acts on, often named nowhere near it), and the whole instruction as
+    written ("open the main menu": the phrase loses "menu" as a role word), without an owner
+    named in a possessive ("open the eval loss chart's overflow menu" -> "open the overflow
+    menu") or a closing name the action concerns ("get help with TensorBoard" -> "get help")."""
     out = [query.phrase.strip()] if query.phrase.strip() else []
     action = getattr(query, "action_text", "")
     if action and action not in out:
@@ -282,4 +313,18 @@ def query_texts(query: Query) -> list[str]:
     for bare in (getattr(query, "verb", ""), getattr(query, "verb_phrase", "")):
         if bare and bare not in out:
             out.append(bare)
+    if query.relation is None and query.kind != "text":
+        whole = " ".join(query.instruction.split())
+        for text in (whole, _POSSESSIVE.sub(r"\1 ", whole), _CONCERNS_NAME.sub("", whole)):
+            text = " ".join(text.split())
+            if text and text not in out:
+                out.append(text)
     return out
+
+
+# "the eval loss chart's ": a determiner, up to three words and a possessive, kept as the
+# determiner; ", with TensorBoard" at the end: a capitalised name after a preposition of concern
+_POSSESSIVE = re.compile(r"\b(the|a|an|my|this|its|your)\s+(?:[\w-]+\s+){0,3}?[\w-]+['’]s\s+", re.I)
+_CONCERNS_NAME = re.compile(
+    r"\s+(?:with|about|for|from|of)\s+(?:the\s+|a\s+|an\s+)?[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\s*$"
+)

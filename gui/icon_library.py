@@ -428,6 +428,33 @@ class Library:
             ) from exc
         return cls(images, **meta)
 
+    def relabel(self, table: _Concepts | None = None) -> Library:
+        """The library with each glyph's concept read again from its name by the concept table
+        (a library cached before the table changed keeps its images); a glyph whose concept
+        changes gets that concept's text from the names of its glyphs (the tags are not kept)."""
+        table = table or concepts()
+        fresh = [concept_of(n, table) for n in self.names]
+        changed = {c for c, old in zip(fresh, self.concepts, strict=True) if c != old}
+        if not changed:
+            return self
+        names: dict[str, list[str]] = {}
+        for c, n in zip(fresh, self.names, strict=True):
+            if c in changed:
+                names.setdefault(c, []).append(n)
+        texts = {
+            c: icon_text(c, [*table.names.get(c, []), *dict.fromkeys(names[c])][:8], table=table)
+            for c in changed
+        }
+        return Library(
+            self.images,
+            list(self.sets),
+            list(self.names),
+            list(self.styles),
+            fresh,
+            [texts[c] if c in changed else t for c, t in zip(fresh, self.texts, strict=True)],
+            dict(self.licences),
+        )
+
     def subset(self, keep: np.ndarray) -> Library:
         idx = np.nonzero(keep)[0]
         return Library(
@@ -495,8 +522,8 @@ def build_library(
         raise LibraryError(f"unknown icon sets {unknown}: known are {sorted(SETS)}")
     key = "-".join(sorted(chosen))
     path = cache_dir / f"library-{px}-{key}.npz"
-    if path.is_file():
-        return Library.load(path)
+    if path.is_file():  # concepts as the table says now, though cached before it changed
+        return Library.load(path).relabel()
     entries: list[IconEntry] = []
     licences: dict[str, dict[str, str]] = {}
     for s in chosen:

@@ -379,6 +379,9 @@ def train(
             "sets": sorted(set(library.sets)),
             "concepts": len(names),
             "focus_concepts": len(focused),
+            # the concepts trained on their own texts: the icon anchor reads any other concept
+            # of the table (one added later) by its prototype alone
+            "text_concepts": [names[i] for i in focused],
             "glyphs": len(library.concepts),
             "seconds": round(time.monotonic() - started, 1),
         }

@@ -18,7 +18,7 @@ import numpy as np
 from lemmata.gui.icon_library import HELD_OUT, SETS, Library, build_library, concepts, icon_text
 from lemmata.gui.icon_model import WEIGHTS, IconEncoder, TrainConfig, augment, train
 
-__all__ = ["concept_vectors", "prototypes", "train_icons", "zero_shot"]
+__all__ = ["concept_vectors", "prototypes", "refresh_prototypes", "train_icons", "zero_shot"]
 
 
 def concept_vectors(embedder: Any, texts: list[str], cache: Path | None = None) -> np.ndarray:
@@ -56,6 +56,18 @@ def prototypes(
     vecs = np.stack([emb[of == c].mean(0) for c in found]).astype(np.float32)
     vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
     return found, vecs
+
+
+def refresh_prototypes(
+    encoder: IconEncoder, library: Library, held_out: tuple[str, ...] = HELD_OUT
+) -> IconEncoder:
+    """Give ``encoder`` the prototypes of every functional concept of ``data/icon_concepts.json``
+    from the glyphs of ``library`` not in ``held_out``: after concepts are added to the table
+    (or names move between concepts) the encoder reads them without training again, since it
+    was trained on every name of the seen sets as a concept of its own."""
+    seen = library.relabel().subset(np.array([s not in held_out for s in library.sets]))
+    encoder.prototypes = prototypes(encoder, seen, sorted(concepts().gloss))
+    return encoder
 
 
 def zero_shot(
@@ -119,7 +131,7 @@ def train_icons(
         focus=sorted(table.gloss),
         progress=lambda step, loss, s: say(f"step {step}: loss {loss:.3f} ({s:.0f} s)"),
     )
-    encoder.prototypes = prototypes(encoder, seen, sorted(table.gloss))
+    refresh_prototypes(encoder, seen)
     encoder.meta["held_out"] = list(held_out)
     encoder.meta["licences"] = seen.licences
     encoder.save(Path(out))

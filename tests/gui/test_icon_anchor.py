@@ -13,6 +13,7 @@ from _icons import write_package
 from lemmata.gui.icon_library import IconSetSource, rasterise, read_set
 
 ORDER = ["search", "x", "plus", "home"]
+SHAPES_X = '<path d="M5 5l14 14M19 5L5 19"/>'
 
 
 def _screen(tmp_path: Path, *, dark: bool, px: int = 24) -> tuple:
@@ -154,6 +155,9 @@ def test_an_instruction_matches_the_concepts_it_comes_nearest() -> None:
         ("show that I like it", False),  # the pronoun is no label
         ("search", False),
         ("click the Settings icon", False),  # an icon asked for by name: a concept
+        ("get help with TensorBoard", False),  # the name says what the help concerns
+        ("learn more about Bokeh", False),
+        ("go to Settings", True),
     ],
 )
 def test_an_instruction_naming_a_label_is_told_apart(instruction: str, label: bool) -> None:
@@ -173,8 +177,77 @@ def test_the_icon_side_reads_the_bare_action_too() -> None:
         "reload the runs",
         "reload",
     ]
-    assert query_texts(parse_instruction("select the max pooling node")) == ["max pooling node"]
-    assert query_texts(parse_instruction("expand the chart to full screen"))[-2:] == [
-        "expand",
-        "expand to full screen",
+    assert query_texts(parse_instruction("select the max pooling node")) == [
+        "max pooling node",
+        "select the max pooling node",
     ]
+    texts = query_texts(parse_instruction("expand the chart to full screen"))
+    assert texts[texts.index("expand") + 1] == "expand to full screen"
+
+
+def test_the_icon_side_reads_the_instruction_without_owners_and_names() -> None:
+    from lemmata.gui.icon_anchor import query_texts
+    from lemmata.gui.instruction import parse_instruction
+
+    # "menu" is a role word to the parser, but the icon draws the menu
+    assert "open the main menu" in query_texts(parse_instruction("open the main menu"))
+    # the chart owns the menu; the icon draws the overflow menu
+    texts = query_texts(parse_instruction("open the eval loss chart's overflow menu"))
+    assert "open the overflow menu" in texts
+    # the product the help is about is no part of the help icon
+    assert "get help" in query_texts(parse_instruction("get help with TensorBoard"))
+    # "the icon left of Save" names no concept: no wording at all
+    assert query_texts(parse_instruction("the icon left of Save")) == []
+
+
+PUSHPIN = '<path d="M9 3h6"/><path d="M10 3v6l-3 4h10l-3-4V3"/><path d="M12 13v8"/>'
+PALETTE = (
+    '<path d="M12 3a9 9 0 1 0 0 18c1.5 0 2-1 2-2s-1-1.5-1-2.5 1-1.5 2-1.5h2a4 4 0 0 0 4-4c0-4.5'
+    '-4-8-9-8z"/><circle cx="7.5" cy="11" r="1"/><circle cx="10" cy="7" r="1"/>'
+    '<circle cx="15" cy="7" r="1"/>'
+)
+REDO = '<path d="M15 5l4 4-4 4"/><path d="M19 9H9a5 5 0 0 0 0 10h3"/>'
+
+
+def test_concepts_added_after_training_are_found_by_their_prototypes(grounder) -> None:  # type: ignore[no-untyped-def]
+    """A pushpin, a palette and a redo arrow (hand-drawn here; concepts the table gained after
+    the encoder was trained) are found by what they do, beside a cross."""
+    from _icons import OUTLINE
+    from PIL import Image, ImageDraw, ImageFont
+
+    from lemmata.gui.icon_library import IconEntry
+
+    img = Image.new("RGB", (900, 260), (246, 247, 249))
+    ImageDraw.Draw(img).text(
+        (20, 20), "Training loss", fill=(30, 30, 30), font=ImageFont.truetype("DejaVuSans.ttf", 18)
+    )
+    boxes = {}
+    for i, (name, svg) in enumerate(
+        (("pin", PUSHPIN), ("palette", PALETTE), ("redo", REDO), ("x", SHAPES_X))
+    ):
+        alpha = rasterise([IconEntry("t", name, "outline", name, svg=OUTLINE.format(svg))], 22, 0)
+        x = 300 + 70 * i
+        img.paste(Image.new("RGB", (22, 22), (60, 60, 60)), (x, 100), Image.fromarray(alpha[0]))
+        boxes[name] = (x, 100, x + 22, 122)
+    asks = {
+        "pin": "pin this card to the top",
+        "palette": "change the colours",
+        "redo": "redo the change",
+    }
+    found = [n for n, ask in asks.items() if _inside(grounder.ground(img, ask).point, boxes[n])]
+    assert len(found) >= 2, found
+    assert grounder.ground(img, "click the rocket icon").abstained
+
+
+def test_without_a_list_of_trained_texts_every_concept_reads_as_before() -> None:
+    from lemmata.embeddings import get_embedder
+    from lemmata.gui.icon_anchor import EncodedIconAnchor
+    from lemmata.settings import Settings
+
+    anchor = EncodedIconAnchor.load(get_embedder(Settings.load()))
+    assert anchor.encoder is not None
+    untrained = dict(zip(anchor._concept_vectors()[0], anchor._untrained_text(), strict=True))
+    assert untrained["pin"] and untrained["palette"] and not untrained["settings"]
+    anchor.encoder.meta.pop("text_concepts")
+    anchor2 = EncodedIconAnchor(anchor.encoder, anchor.embedder)
+    assert not anchor2._untrained_text().any()

@@ -39,6 +39,24 @@ TINY = IconSetSource("tiny", "tiny-icons")
         ("trash-2", "delete"),
         ("house-door-fill", "home"),
         ("some-unknown-glyph", "some-unknown-glyph"),
+        # a pushpin pins (a card to the top); a map pin marks a place
+        ("pin", "pin"),
+        ("pin-outline", "pin"),
+        ("push-pin", "pin"),
+        ("thumbtack", "pin"),
+        ("map-pin", "location"),
+        # chart and viewer toolbars: colours, theme, fit, reset, redo, pan, crosshair, tooltips
+        ("palette-outline", "palette"),
+        ("circle-half-stroke", "theme"),
+        ("theme-light-dark", "theme"),
+        ("fit-to-screen-outline", "fit"),
+        ("backup-restore", "reset"),
+        ("redo-variant", "redo"),
+        ("arrow-forward-up", "redo"),
+        ("arrows-move", "pan"),
+        ("crosshairs", "crosshair"),
+        ("tooltip-text-outline", "tooltip"),
+        ("lasso", "lasso"),
     ],
 )
 def test_concepts_align_names_across_sets(name: str, concept: str) -> None:
@@ -104,3 +122,23 @@ def test_library_round_trips_and_a_damaged_file_is_named(tmp_path: Path) -> None
     path.write_bytes(b"not a zip")
     with pytest.raises(LibraryError, match="build_icon_library"):
         Library.load(path)
+
+
+def test_a_cached_library_reads_its_concepts_from_the_table_as_it_is_now(tmp_path: Path) -> None:
+    pkg = write_package(tmp_path)
+    lib = library_from_entries(read_set(TINY, pkg), {}, 24)
+    # as if cached when the table called a magnifier something else
+    stale = Library(
+        lib.images,
+        lib.sets,
+        lib.names,
+        lib.styles,
+        ["old-name" if c == "search" else c for c in lib.concepts],
+        ["old text" if c == "search" else t for c, t in zip(lib.concepts, lib.texts, strict=True)],
+        lib.licences,
+    )
+    fresh = stale.relabel()
+    assert fresh.concepts == lib.concepts
+    searched = [t for c, t in zip(fresh.concepts, fresh.texts, strict=True) if c == "search"]
+    assert searched and all(t.startswith("search: start a search") for t in searched)
+    assert lib.relabel() is lib  # nothing changed, nothing copied

@@ -134,3 +134,36 @@ def test_the_shipped_encoder_loads() -> None:
     # prototypes of the functional concepts, from the training sets only
     assert encoder.prototypes is not None
     assert set(encoder.prototypes[0]) == set(concepts().gloss)
+    # concepts added after training (chart toolbars: pin, palette, reset, pan, ...) have
+    # prototypes; the texts it was trained on are listed apart
+    assert {"pin", "palette", "reset", "redo", "pan", "crosshair"} <= set(encoder.prototypes[0])
+    assert set(encoder.meta["text_concepts"]) < set(encoder.prototypes[0])
+    assert "pin" not in encoder.meta["text_concepts"]
+
+
+def test_prototypes_are_refreshed_from_the_seen_sets_only(tiny: tuple) -> None:
+    from lemmata.gui.icon_library import Library
+    from lemmata.gui.icon_train import refresh_prototypes
+
+    lib, _, vectors = tiny
+    encoder = train(
+        lib, vectors, TrainConfig(steps=5, concepts_per_batch=4), focus=["search", "close"]
+    )
+    assert encoder.meta["text_concepts"] == ["close", "search"]
+    # the same glyphs again as another set, flipped and held out: no part of the prototypes
+    flipped = lib.images[:, ::-1].copy()
+    both = Library(
+        np.concatenate([lib.images, flipped]),
+        lib.sets + ["other"] * len(lib.sets),
+        lib.names * 2,
+        lib.styles * 2,
+        lib.concepts * 2,
+        lib.texts * 2,
+        {},
+    )
+    refresh_prototypes(encoder, both, held_out=("other",))
+    assert encoder.prototypes is not None
+    assert encoder.prototypes[0] == ["add", "close", "home", "search"]
+    with_held_out = encoder.prototypes[1]
+    refresh_prototypes(encoder, lib)
+    assert np.allclose(encoder.prototypes[1], with_held_out, atol=1e-5)
