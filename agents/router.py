@@ -24,7 +24,9 @@ memory's extractors read, strictly and loosely), fitted on the development tasks
 ``benchmarks/agent_routing.py`` by ``benchmarks/router_fit.py`` (regularisation chosen by
 leave-one-source-out; the left-out figures are stored with the weights). It says: keep
 (``memory_remember``), forget (``memory_forget``), a question to memory (``memory_recall``, or
-``memory_reason`` for "why ..." and "based on what you know ..."), or none of them. With none, a
+``memory_reason`` for "why ..." and "based on what you know ..."), or none of them (always none
+for a reminder of something to do, "remind me every Monday at 9 to ...", and for asking how a
+thing is done, "how do I reset a router?", whatever memory holds). With none, a
 request whose nearest examples are another capability's, by ``near_at`` and ``near_margin``
 above the nearest decline, is read loosely by that operation (a folder of data files); anything
 else is declined, plainly, naming what is missing when the task resembles an operation.
@@ -123,9 +125,15 @@ DECLINE_EXAMPLES: tuple[str, ...] = (
 _MEMORY_QUESTIONS = ("memory_recall", "memory_reason")
 # The gate's classes: what a task that no formal extractor claims asks of memory.
 GATE_CLASSES = ("none", "memory_remember", "memory_forget", "question")
+# the time of a reminder, between "remind me" and what to do: "every Monday at 9", "tomorrow"
+_WHEN = (
+    r"(?:(?:every|each|on|at|in|by|this|next|tomorrow|tonight|today|later|before|after|"
+    r"morning|afternoon|evening|night|week|month|day|hour|minutes?|hours?|days?|weeks?|"
+    r"mon|tues|wednes|thurs|fri|satur|sun)(?:day)?s?\b|\d{1,2}(?::\d{2})?\s*(?:am|pm|h)?\b|[,\s])*"
+)
 _QUESTION = re.compile(
     r"\?\s*$|^\s*(?:who|whom|whose|what|wat|when|where|which|why|how|did|does|do|is|are|was|were|"
-    r"has|have|had|can|could|tell me|remind me)\b",
+    rf"has|have|had|can|could|tell me|remind me(?!\s+{_WHEN}to\b))\b",
     re.I,
 )
 _ASKS_MEMORY = re.compile(
@@ -192,7 +200,8 @@ _OWN_STATEMENT = re.compile(
 )
 _ASIDE_CUE = re.compile(r"^\s*(?:fyi|btw|heads[\s-]up|note to self|just so you know)\b", re.I)
 _REMINDER = re.compile(
-    r"\b(?:remind me|remember|don'?t (?:let me )?forget)\s+to\b|\b(?:at|on|by|tomorrow|tonight)\s+\d",
+    rf"\bremind me\s+{_WHEN}to\b|\b(?:remember|don'?t (?:let me )?forget)\s+to\b|"
+    r"\b(?:at|on|by|tomorrow|tonight)\s+\d",
     re.I,
 )
 # asking memory to stop keeping something, or not to lose it ("don't forget that ...")
@@ -202,7 +211,20 @@ _STOP_KEEPING = re.compile(
     re.I,
 )
 _DONT_FORGET = re.compile(r"\b(?:don'?t|do not|never) (?:let me )?forget\b(?! to\b)", re.I)
+# Requests that are not for memory whatever memory holds: a reminder of something to do ("remind
+# me every Monday at 9 to ...", "remember to buy milk"), and asking how a thing is done ("how do
+# I reset a router?"; but "how do I usually take my coffee?" asks about the user)
+_NOT_FOR_MEMORY = re.compile(
+    r"^\s*(?:(?:hey|ok|okay|so|oh|please|pls)[\s,!]+)*(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
+    rf"(?:remind\s+me\s+{_WHEN}to|remember\s+to|don'?t\s+(?:let\s+me\s+)?forget\s+to)\b|"
+    r"^\s*how\s+(?:do|can|could|should)\s+(?:i|we|one)\s+(?!know\b|remember\b|recall\b)\w+\b"
+    r"(?!.*\b(?:usually|normally|always|like|prefer|take\s+my)\b)",
+    re.I,
+)
 _GENERAL = re.compile(
+    # "how do I reset a router": asking how a thing is done, not what memory holds (but "how do
+    # I know her", "how did I ...")
+    r"^\s*how\s+(?:do|can|could|should|would)\s+(?:i|we|you|one)\s+(?!know\b|remember\b)\w+|"
     r"\b(?:people|someone|anyone|in general|usually|generally|typically|tips?|best way|how to|"
     r"(?:at|in|for) most (?:\w+ )?(?:companies|places|people|countries|teams))\b",
     re.I,
@@ -373,6 +395,8 @@ class Router:
         # what memory is asked for, if anything: the fitted gate over words, evidence and form
         feats = self.features(text, evidence, v=v) if v is not None else {}
         probs = self.gate.probabilities(feats) if feats else {"none": 1.0}
+        if _NOT_FOR_MEMORY.search(_texted(cue_words(text))):
+            probs = {"none": 1.0}
         choice = max(probs, key=lambda c: probs[c])
         if choice != "none":
             routed = self._memory_route(choice, text, probs[choice], scores)

@@ -50,7 +50,10 @@ class GroundOutput(BaseModel):
 
 
 class ActInput(BaseModel):
-    page: str = Field(min_length=1, description="an .html file, or the page's HTML itself")
+    page: str = Field(
+        min_length=1,
+        description="an .html file, its address (http, https or file URL), or the page's HTML itself",
+    )
     instruction: str = Field(min_length=1, max_length=500, description="what to click or type into")
     action: Literal["click", "type"] = "click"
     text: str | None = Field(None, max_length=10_000, description="for type: the text to type")
@@ -88,13 +91,19 @@ _IMAGE = re.compile(
     r"[\"'“`](?P<qpath>[^\"'”`]+\.(?:png|jpe?g|webp|bmp))[\"'”`]|(?P<path>(?:[A-Za-z]:[\\/])?(?:[\w./~-]|\\ |\\(?=[\w.]))+\.(?:png|jpe?g|webp|bmp))\b",
     re.I,
 )
-_PAGE = re.compile(r"(?P<path>(?:[A-Za-z]:[\\/])?(?:[\w./~-]|\\(?=[\w.]))+\.html?)\b", re.I)
+_PAGE = re.compile(
+    r"[\"'“`](?P<qpath>[^\"'”`]+\.html?)[\"'”`]|"
+    # a page by its address: "http://localhost:8000/login", "file:///home/tom/site/a.html"
+    r"(?P<url>\b(?:https?|file)://[^\s\"'<>]+?)(?=[\s\"'<>,;)]|[.!?:](?:\s|$)|$)|"
+    r"(?P<path>(?:[A-Za-z]:[\\/])?(?:[\w./~-]|\\(?=[\w.]))+\.html?)\b",
+    re.I,
+)
 # the page's HTML itself, pasted into the request ("click the button in this page: <html>...")
 _MARKUP = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)\b[^>]*>.*</(?P=tag)\s*>", re.S)
 # where an output goes: "and save the heatmap to out/heat.png", "save a screenshot as after.png"
 _SAVE = re.compile(
     r"\s*,?\s*(?:and\s+)?(?:then\s+)?(?:also\s+)?(?:save|write|put|store)\s+(?:the\s+|a\s+)?"
-    r"(?P<what>heat\s?map|screenshot|screen\s?shot|picture|image)\s+(?:to|as|in|at|under)\s+"
+    r"(?P<what>heat\s?map|screenshot|screen\s?shot|picture|image|it|that)\s+(?:to|as|in|at|under)\s+"
     r"[\"'“`]?(?P<path>(?:[A-Za-z]:\\)?(?:[\w./~-]|\\(?=[\w.]))+\.(?:png|jpe?g|webp))[\"'”`]?",
     re.I,
 )
@@ -130,7 +139,7 @@ def _instruction(text: str, path: str, *, peel: bool = True) -> str:
     # the file named after the request: ", page is form.html", "- the screenshot is at a.png"
     text = re.sub(
         rf"\s*[,;-]?\s*(?:and\s+)?(?:the\s+|my\s+|this\s+)?(?:html\s+|web\s+)?(?:page|screenshot|"
-        rf"screen\s?shot|image|picture|file)\s+(?:is|was|'s)\s+(?:at\s+|in\s+|called\s+)?{at}",
+        rf"screen\s?shot|image|picture|file)(?:\s+(?:is|was|'s)\s+|\s*:\s*)(?:at\s+|in\s+|called\s+)?{at}",
         " ",
         text,
         flags=re.I,
@@ -190,7 +199,7 @@ _FILE_CHORE = re.compile(
     r"^\s*(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?(?:convert|rename|remove the background|resize|"
     r"crop|compress|delete|upload|download|send|e-?mail|print|save|copy|move|share|attach|rotate|blur|"
     r"open\s+\S+\s+in|sharpen|edit|watermark|minify|beautify|format|validate|lint|translate|"
-    r"take\s+a\s+screenshot|screenshot(?!\s*[:,-]|\s*[\"'“`]))\b",
+    r"take\s+a\s+screenshot|screenshot(?!\s*[:,-]|\s*[\"'“`]|\s+(?:is|was|at)\b))\b",
     re.I,
 )
 
@@ -305,7 +314,10 @@ def _clauses(sentence: str) -> str:
 
 # "fill the search box with wireless headphones", "in the new task box write: Buy batteries"
 _TYPED_MORE = (
-    re.compile(r"^fill(?:\s+in|\s+out)?\s+(?P<target>.+?)\s+with\s+(?P<text>.+)$", re.I),
+    re.compile(
+        r"^fill(?:\s+in|\s+out)?\s+(?P<target>.+?)\s+with(?P<colon>\s*:)?\s+(?P<text>.+)$",
+        re.I | re.S,
+    ),
     re.compile(
         r"^(?:in|into|inside)\s+(?P<target>.+?)\s*,?\s+(?:type|write|enter|put|input)\s*:?\s+"
         r"(?P<text>.+)$",
@@ -326,7 +338,9 @@ def _typed(instruction: str) -> dict[str, Any] | None:
     if not m:
         return None
     typed = m["text"].strip(" ,")
-    if "," in typed:  # "my username, kmorales," names what it types
+    if "colon" in m.groupdict() and m["colon"]:  # "with: Hi, I'd like ..." types it all
+        pass
+    elif "," in typed:  # "my username, kmorales," names what it types
         typed = typed.split(",")[-1].strip() or typed
     elif re.match(r"(?:my|our|the|your)\s+\S+\s+\S", typed, re.I):
         typed = typed.split()[-1]  # "my gift card number GC-7781"
@@ -376,6 +390,8 @@ _POINTING = re.compile(
     r"\b(?:switch|turn|flip)\s+(?:on|off)\b|\blooking\s+for\b|\bi\s+(?:need|want)(?!\s+(?:you|it|to)\b)|"
     r"\bwhere(?:'s|’s|s\b|\s+(?:is|are|was|does|do|did|would|should|can|could|might|will)\b)?|"
     r"\bwhich\s+(?:pixel|element|part|spot|point|control|one|thing|item|widget)s?\s+(?:is|are)\b|"
+    # "which icon opens the calendar": the element is described by what it does
+    rf"\bwhich\b(?=\s+{_HEAD}\s+(?!(?:of|is|are|in|on|at|should|do|does|would|can)\b)[a-z]+s\b)|"
     r"\b(?:position|location|coordinates|place|spot|whereabouts)\s+of\b|\bheat\s?map\s+(?:for|of)\b",
     re.I,
 )
@@ -418,8 +434,13 @@ _CLAUSE = re.compile(r"(?<=[.!?])\s+|\s+--?\s+|\s+[—–]\s+|\s*[|;]\s*|\n+")
 
 def _pointed(clause: str) -> str | None:
     """The phrase after the first pointing words of ``clause`` that point at something (None
-    when none do, or only at a pronoun)."""
-    found = list(_POINTING.finditer(clause))
+    when none do, or only at a pronoun, then the phrase the pronoun stands for)."""
+    # "the field where the IBAN goes": a "where" after an element's name describes the element
+    found = [
+        m
+        for m in _POINTING.finditer(clause)
+        if not (m.group(0).lower().startswith("where") and _RELATIVE.search(clause[: m.start()]))
+    ]
     # a question about where a thing is says what it is after, whatever the person did before
     # ("I've been clicking around, where do I ...")
     asked = [m for m in found if m.group(0).lower().startswith(_WH)]
@@ -428,7 +449,29 @@ def _pointed(clause: str) -> str | None:
         # "check x.png and show me where ...": the verb's object was the file
         if said and not re.match(r"(?:and|then|but|so|or)\b", said, re.I):
             return said
+    for m in asked:  # "the basket in the top corner, where is it?": what "it" stands for
+        before = _BEFORE_IT.sub("", clause[: m.start()].strip(" ,:;-")).strip(" ,:;-")
+        before = _SOMEWHERE.sub("", before).strip(" ,:;-")
+        if before and len(before.split()) <= 8 and not _POINTING.search(before):
+            return before
     return None
+
+
+_RELATIVE = re.compile(rf"\b{_HEAD}\s*$", re.I)
+# what stands before a phrase that a later "where is it?" points back to
+_BEFORE_IT = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|and|but|well|um|hmm|hey)\b\s*,?\s*)*(?:there(?:'s|’s|\s+is|\s+are)\s+|"
+    r"i\s+(?:see|know\s+there(?:'s|\s+is))\s+)?",
+    re.I,
+)
+_SOMEWHERE = re.compile(
+    r"\s+(?:somewhere|in\s+there|on\s+(?:the\s+|this\s+)?(?:screen|page|screenshot))(?:\s+(?:here|there))?$",
+    re.I,
+)
+# "the phrase "Continue with Google"": the words that only say a label follows
+_LABEL_WORDS = re.compile(
+    rf"^(?:the\s+)?(?:phrase|text|words?|label|string|caption|wording)\s+(?={_QUOTED}$)", re.I
+)
 
 
 def _pointed_at(clause: str, m: re.Match[str]) -> str | None:
@@ -473,7 +516,7 @@ def _target(text: str) -> str | None:
     for clause in clauses:
         said = _pointed(clause)
         if said:
-            return said
+            return _LABEL_WORDS.sub("", said)
     for clause in clauses:  # "I need to sign out - where do I click?": the goal is the target
         goal = _GOAL.search(clause)
         if goal and not _EMPTY_TARGET.match(goal["goal"].strip(" ,.?!")):
@@ -512,7 +555,10 @@ def _saved(text: str) -> tuple[str, str, str | None]:
     m = _SAVE.search(text)
     if not m:
         return text, "", None
-    return text[: m.start()] + text[m.end() :], m["what"].lower(), m["path"]
+    what = m["what"].lower()
+    if what in ("it", "that"):  # "heatmap for X, write it to out.png": what the request makes
+        what = "heatmap" if re.search(r"heat\s?map", text, re.I) else "screenshot"
+    return text[: m.start()] + text[m.end() :], what, m["path"]
 
 
 def _extract_ground(text: str) -> dict[str, Any] | None:
@@ -568,10 +614,15 @@ def _extract_act(text: str) -> dict[str, Any] | None:
         extra |= size
     markup = _MARKUP.search(text)
     m = _PAGE.search(text if markup is None else text[: markup.start()] + text[markup.end() :])
+    # a page by its address is acted on only when an action is asked ("summarise this article:
+    # https://..." asks for none)
+    if m and m["url"] and not _ACTS.search(text):
+        return None
     if m:
-        page = m["path"]
-        instruction = _instruction(text, page)
-        raw = _instruction(text, page, peel=False)
+        page = m["qpath"] or m["url"] or m["path"]
+        text = text.replace(m.group(0), page) if m["qpath"] else text
+        instruction = _instruction(text, page).strip(" —–-")
+        raw = _instruction(text, page, peel=False).strip(" —–-")
     elif markup:
         page = markup.group(0)
         # "in this page: <html>...", "of this HTML: <form>..." name the pasted markup
@@ -599,6 +650,28 @@ def _extract_act(text: str) -> dict[str, Any] | None:
             "text": typed["t1"] or typed["t2"] or typed["t3"],
             **extra,
         }
+    # "fill the message field with: Hi, I'd like ...": all after the colon is typed
+    colon = re.search(
+        r"\bfill(?:\s+in|\s+out)?\s+(?P<target>.+?)\s+with\s*:\s*(?P<text>\S.*)$",
+        instruction,
+        re.I | re.S,
+    )
+    if colon:
+        target = re.sub(r"^(?:the|my|our)\s+", "", colon["target"].strip(), flags=re.I)
+        return {
+            "page": page,
+            "instruction": target,
+            "action": "type",
+            "text": colon["text"],
+            **extra,
+        }
+    # "search for 'noise cancelling headphones'": typed into the page's search field
+    search = re.match(
+        rf"^(?:(?:please|pls)\s+)?(?:search|look)\s+(?:for|up)\s+{quoted}\s*$", instruction, re.I
+    )
+    if search:
+        said = search["t1"] or search["t2"] or search["t3"]
+        return {"page": page, "instruction": "search", "action": "type", "text": said, **extra}
     if not instruction:
         return None
     tidy = _tidy(instruction)
@@ -675,9 +748,17 @@ def act(args: ActInput, ctx: OperationContext) -> ActOutput | Outcome:
 
     if args.action == "type" and not args.text:
         raise UsageError("action type needs text: the text to type")
-    source = Path(args.page).expanduser()
+    page = args.page.strip()
+    if page.lower().startswith("file://"):  # a local page by its address
+        from urllib.parse import urlparse
+        from urllib.request import url2pathname
+
+        page = url2pathname(urlparse(page).path)
+    source = Path(page).expanduser()
     html = args.page
-    if args.page.strip().lower().endswith((".html", ".htm")) and "<" not in args.page:
+    if re.match(r"https?://\S+$", page, re.I):
+        html = _fetched(page)
+    elif page.lower().endswith((".html", ".htm")) and "<" not in page:
         if not source.is_file():
             raise UsageError(f"no page at {source}: give an .html file or the HTML itself")
         html = source.read_text(encoding="utf-8", errors="replace")
@@ -718,6 +799,33 @@ def act(args: ActInput, ctx: OperationContext) -> ActOutput | Outcome:
             observation=obs.text,
             screenshot=shot,
         )
+
+
+_ACTS = re.compile(
+    r"\b(?:(?:double|right)[\s-]?)?(?:click|tap|press|hit|type|enter|fill|select|choose|pick|check|"
+    r"uncheck|tick|untick|toggle|expand|collapse|submit|dismiss|close|open|scroll|search\s+for|put|"
+    r"write|input)\b",
+    re.I,
+)
+
+
+def _fetched(url: str, timeout_s: float = 15.0) -> str:
+    """The HTML at ``url``, with a ``<base>`` naming the address so that the page's own
+    stylesheets, scripts and images load from where it came from."""
+    from urllib.error import URLError
+    from urllib.request import urlopen
+
+    from lemmata.errors import UsageError
+
+    try:
+        with urlopen(url, timeout=timeout_s) as response:  # noqa: S310 (http(s) only, checked)
+            charset = response.headers.get_content_charset() or "utf-8"
+            html = response.read().decode(charset, errors="replace")
+    except (URLError, OSError, ValueError) as exc:
+        raise UsageError(f"cannot load {url}: {exc}; give the page's .html file instead") from None
+    base = f'<base href="{url}">'
+    head = re.search(r"<head\b[^>]*>", html, re.I)
+    return html[: head.end()] + base + html[head.end() :] if head else base + html
 
 
 OPERATIONS: list[Operation] = [ground, act]

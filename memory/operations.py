@@ -149,7 +149,8 @@ _ID = re.compile(r"\b(?:ep|fact|proc|item)_[0-9a-f]{8,32}\b")
 _REMEMBER = re.compile(
     r"^\s*(?:(?:please|pls|plz)\s+(?:to\s+)?)?(?:(?:(?:could|can|would|will)\s+you|you\s+(?:can|could))\s+"
     r"(?:please\s+)?)?(?:(?:i(?:'d|\s+would)?\s+(?:want|need|like)\s+you\s+to\s+)?(?:remember|memori[sz]e|"
-    r"keep in mind|file\s+away|don'?t\s+(?:let\s+me\s+)?forget(?!\s+to\b))\b(?:\s+for\s+me)?"
+    r"keep in mind|file\s+away|don'?t\s+(?:let\s+me\s+)?forget(?!\s+to\b))\b"
+    r"(?:\s+for\s+(?:me|later|next\s+time|the\s+future|future\s+reference))?"
     r"(?:\s+(?:that|this))?|(?:make\s+a\s+)?note\b(?:\s+(?:that|this|down))?\s*(?=that\b|:|-)|"
     r"(?:note|jot)\s+(?:that|down)\b|"
     r"(?:store|save|record|log)\b(?:\s+(?:this|that))?(?:\s+for\s+later)?\s*(?=:)|"
@@ -439,11 +440,60 @@ def _extract_forget(text: str) -> dict[str, Any] | None:
     ids = _ID.findall(text) or _named_ids(text)
     if ids:
         return {"ids": ids}
+    if _DROP_THE_TOPIC.match(text):
+        return None
     said, limit = _limit(m["text"])
-    about = _subject(said)
-    if not about or re.match(r"^my\s+account\b", about, re.I):
+    # "peanuts - forget I ever mentioned them": the pronoun stands for another clause
+    about = _subject(said) or _referred(text)
+    if not about or _NOT_MEMORY.match(about):
         return None
     return {"about": about} | limit
+
+
+# what a user deletes elsewhere, not in memory: "delete my account", "remove my profile"
+_NOT_MEMORY = re.compile(r"^(?:my|our|the|this)\s+(?:user\s+)?(?:account|profile)\s*$", re.I)
+
+
+# "forget it, let's talk about something else": dropping the conversation's topic, not a memory
+_DROP_THE_TOPIC = re.compile(
+    r"^\s*(?:(?:oh|ok(?:ay)?|nah|never\s?mind|whatever)\s*[,.!-]*\s*)*forget\s+(?:about\s+)?"
+    r"(?:it|that|this)\s*(?:[,.;:!—–-]+\s*(?:let'?s|let\s+us|we|i'?ll|i\s+will|never\s?mind|"
+    r"(?:it\s+)?(?:doesn'?t|does\s+not)\s+matter|no\s+worries|not\s+important|whatever|moving\s+on)\b"
+    r"|[.!]*\s*$)",
+    re.I,
+)
+# what a clause that asks for nothing says of its topic: "the airport parking note can go"
+_GONE = re.compile(
+    r"\s+(?:(?:can|could|should|may|must)\s+(?:go|be\s+(?:deleted|removed|dropped|forgotten|"
+    r"erased|binned))|(?:is|are|'s|'re)\s+(?:no\s+longer\s+(?:needed|relevant|true|valid)|"
+    r"(?:out\s?of\s?date|outdated|obsolete|wrong|stale|not\s+needed)(?:\s+(?:now|anymore|any\s+more))?))"
+    r"\s*$",
+    re.I,
+)
+# saying one would rather memory did not keep something: "I'd rather you didn't keep ..."
+_RATHER_NOT = re.compile(
+    r"^(?:i'?d|i\s+would)\s+(?:rather|prefer(?:\s+(?:it\s+)?if)?)\s+you\s+(?:didn'?t|did\s+not|not|"
+    r"wouldn'?t|would\s+not)\s+(?:keep|remember|store|know|hold(?:\s+on\s+to)?)\s+",
+    re.I,
+)
+
+
+def _referred(text: str) -> str | None:
+    """The topic that "forget it" or "forget I mentioned them" points back to: a clause
+    without a forget verb that names it, either as a bare noun phrase ("peanuts - forget I ever
+    mentioned them"), as a wish not to keep it ("I'd rather you didn't keep anything about my
+    dentist. Forget it.") or as something that can go ("the parking note can go, delete it")."""
+    clauses = [c.strip(" .!?,") for c in re.split(r"(?<=[.!?])\s+|\s+[-—–]+\s+|,\s*", text.strip())]
+    for clause in (c for c in clauses if c and not _FORGET_ANY.search(c)):
+        wish = _NO_NEED.sub("", _RATHER_NOT.sub("", clause))
+        gone = _GONE.sub("", wish)
+        if wish != clause or gone != wish:
+            return _subject(gone)
+        if len(clause.split()) <= 4 and not re.search(
+            r"\b(?:is|are|was|were|i|you|we|let'?s|please|thanks?)\b", clause, re.I
+        ):
+            return _subject(clause)
+    return None
 
 
 _LABELLED = re.compile(r"^\s*[\w' -]{1,30}:\s+(?=\S)")
@@ -465,8 +515,8 @@ def _limit(said: str) -> tuple[str, dict[str, int]]:
 # ids named as such, in whatever form a store printed them: "items 4f2a91 and 7c0d3e",
 # "episode ep-1042" (letters and digits both, so that "the notes from 2023" names none)
 _NAMED_IDS = re.compile(
-    r"\b(?:items?|ids?|episodes?|facts?|entr(?:y|ies)|records?)\s*:?\s*#?[\"'“‘`]?"
-    r"(?P<ids>[\w-]+(?:[\"'”’`]?\s*(?:,|and|&)\s*#?[\"'“‘`]?[\w-]+)*)",
+    r"\b(?:items?|ids?|episodes?|facts?|entr(?:y|ies)|records?|memor(?:y|ies)|notes?)\s*:?\s*#?[\"'“‘`]?"
+    r"(?P<ids>(?=[\w-]*\d)[\w-]+(?:[\"'”’`]?\s*(?:,|and|&)\s*#?[\"'“‘`]?[\w-]+)*)",
     re.I,
 )
 
@@ -475,9 +525,13 @@ def _named_ids(text: str) -> list[str]:
     out: list[str] = []
     for m in _NAMED_IDS.finditer(text):
         tokens = re.split(r"[\"'”’`]?\s*(?:,|\band\b|&)\s*#?[\"'“‘`]?", m["ids"])
-        ids = [t for t in tokens if re.search(r"\d", t) and re.search(r"[a-z]", t, re.I)]
-        if ids and len(ids) == len(tokens) and all(len(t) >= 3 for t in ids):
-            out += ids
+        # the list ends at the first word that is no id: "facts f-118 and f-119, they're wrong"
+        ids: list[str] = []
+        for t in tokens:
+            if not (re.search(r"\d", t) and re.search(r"[a-z]", t, re.I) and len(t) >= 3):
+                break
+            ids.append(t)
+        out += ids
     return out
 
 
@@ -519,6 +573,14 @@ def _subject(said: str) -> str | None:
     if named and named.group(0).strip():
         about = about[named.end() :].strip()
     about = re.sub(r"^(?:the\s+)?fact\s+that\s+", "", about, flags=re.I)
+    # "(that) I ever mentioned them": only points back at the topic
+    about = re.sub(
+        r"^(?:that\s+|what\s+)?i\s+(?:ever\s+|even\s+|once\s+)?(?:mentioned|said|told\s+you(?:\s+about)?|"
+        r"brought\s+up)\s+(?=(?:it|them|that|this)\s*$)",
+        "",
+        about,
+        flags=re.I,
+    )
     about = re.sub(r"^(?:that|about)\s+(?=\S+\s)", "", about, flags=re.I)
     # "..., it's public now": the reason after the topic is not part of it
     about = re.split(
@@ -563,6 +625,8 @@ def _read_forget(text: str) -> dict[str, Any] | None:
     X"), or, where the verb's object is "it" or "that", the clause the pronoun stands for
     ("No need to keep the standup time anymore - forget it")."""
     text = cue_words(text.strip())
+    if _DROP_THE_TOPIC.match(text):
+        return None
     clauses = [c.strip(" .!?,") for c in re.split(r"(?<=[.!?])\s+|\s+-\s+|,\s*(?:so\s+)?", text)]
     clauses = [c for c in clauses if c]
     for i, clause in enumerate(clauses):
@@ -570,6 +634,8 @@ def _read_forget(text: str) -> dict[str, Any] | None:
         if not m or _NEGATED.search(clause[: m.start()]):
             continue
         about = _subject(m["rest"])
+        if about and _NOT_MEMORY.match(about):
+            return None
         if about:
             return {"about": about}
         others = [
@@ -577,10 +643,11 @@ def _read_forget(text: str) -> dict[str, Any] | None:
             for j, c in enumerate(clauses)
             if j != i and not _FORGET_ANY.search(c) and len(c.split()) >= 3
         ]
-        if others:  # "forget it": the subject is in the clause before
+        said = _referred(text)
+        if said is None and others:  # "forget it": the subject is in the clause before
             said = _subject(_NO_NEED.sub("", others[0]))
-            if said:
-                return {"about": said}
+        if said:
+            return {"about": said}
     return None
 
 

@@ -356,7 +356,9 @@ def split_identity(statement: str) -> tuple[str, str] | None:
 
 _SUM_SYMPY = re.compile(r"(?P<lhs>Sum\(.+\))\s*(?:==|=)\s*(?P<rhs>.+)$", re.S)
 _LEAD = re.compile(
-    r"^\s*(?:please\s+)?(?:prove|show|verify|check|certify|establish)?\s*(?:that|the identity|"
+    # "for every n, the sum over k of ...": the quantifier over n said first
+    r"^\s*(?:for\s+(?:all|every|any|each)\s+(?:natural\s+(?:number\s+)?|integers?\s+)?n\s*[,:]\s*)?"
+    r"(?:please\s+)?(?:prove|show|verify|check|certify|establish)?\s*(?:that|the identity|"
     r"this identity|the sum identity)?\s*:?\s*",
     re.I,
 )

@@ -124,6 +124,7 @@ _LEAN_BARE = re.compile(
 def _lean_proof(text: str) -> str:
     """The proof after ``:=`` as written: a ``by`` block or a term, up to the prose after it."""
     text = text.split("`")[0]  # "`theorem ... := by ring` correct?"
+    text = re.split(r"\s+[—–]\s+", text)[0]  # ":= by sorry — fill in the sorry": no Lean has a dash
     text = re.sub(r"^\s*--[^\n]*", "", text)  # ":= -- can you prove it?": a comment, no proof
     lines: list[str] = []
     for line in text.strip("\n").splitlines():

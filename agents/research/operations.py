@@ -150,6 +150,11 @@ def _read(text: str) -> dict[str, Any] | None:
     m = _FOLDER_PATH.search(text)
     if not m or "://" in text or _CHORE.match(text):
         return None
+    # a proof, code or document file is no folder of data: "run the checker on theories/A.v"
+    if re.search(
+        r"\.(?:v|lean|py|js|ts|rs|c|cpp|h|java|txt|md|pdf|docx?|html?|png|jpe?g)$", m["path"], re.I
+    ):
+        return None
     return _with_entity(text, {"source": m["path"]})
 
 

@@ -368,7 +368,15 @@ def test_the_memory_gate_is_fitted_and_reports_its_left_out_figures() -> None:
     assert gate.classes == GATE_CLASSES
     assert gate.weights.shape == (len(GATE_CLASSES), len(gate.features))
     left_out = gate.meta["left_out"]
-    assert set(left_out) == {"generated", "fresh_dev", "fresh2", "fresh3", "fresh4", "fresh5"}
+    assert set(left_out) == {
+        "generated",
+        "fresh_dev",
+        "fresh2",
+        "fresh3",
+        "fresh4",
+        "fresh5",
+        "fresh6",
+    }
     p = gate.probabilities({})
     assert abs(sum(p.values()) - 1) < 1e-9
 
@@ -504,3 +512,201 @@ def test_forget_reads_the_subject_and_not_the_words_naming_a_note(router, text, 
 def test_asking_memory_in_texting_and_as_a_command_is_a_recall(router, text) -> None:
     route = router.route(text, evidence=0.3)
     assert route.operation in ("memory_recall", "memory_reason"), route.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # a screenshot named by where it is saved is no chore on the file
+        (
+            "screenshot at 'Desktop/Screen Shot 2026-01-02 at 10.00.00.png' - find the bell icon",
+            "gui_ground",
+            {
+                "image": "Desktop/Screen Shot 2026-01-02 at 10.00.00.png",
+                "instruction": "the bell icon",
+            },
+        ),
+        # "where is it?" points back at the phrase before it
+        (
+            "there's a red badge somewhere in inbox.png, where is it?",
+            "gui_ground",
+            {"image": "inbox.png", "instruction": "a red badge"},
+        ),
+        # a "where" after an element's name describes the element
+        (
+            "in form.png find the box where the postcode goes",
+            "gui_ground",
+            {"image": "form.png", "instruction": "the box where the postcode goes"},
+        ),
+        # "which icon <does something>": the element described by what it does
+        (
+            "In toolbar.png, which button prints the page?",
+            "gui_ground",
+            {"image": "toolbar.png", "instruction": "button prints the page"},
+        ),
+        # "the label 'X'": the words that only say a label follows
+        (
+            "ground the label 'Sign in with Apple' on login.png",
+            "gui_ground",
+            {"image": "login.png", "instruction": "'Sign in with Apple'"},
+        ),
+        # a heatmap written to a path named after "it"
+        (
+            "heatmap for 'Export' on report.png, save it to out/export_heat.png",
+            "gui_ground",
+            {"image": "report.png", "instruction": "'Export'", "heatmap": "out/export_heat.png"},
+        ),
+    ],
+)
+def test_gui_ground_reads_the_target_in_more_forms(router, text, operation, args) -> None:
+    route = router.route(text)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        # a page by its address
+        (
+            "on http://localhost:3000/signup type bob into the Name field",
+            {"page": "http://localhost:3000/signup", "action": "type", "text": "bob"},
+        ),
+        (
+            "visit https://example.com/shop and click Checkout",
+            {"page": "https://example.com/shop", "instruction": "Checkout"},
+        ),
+        (
+            "file:///srv/www/index.html - click the Menu link",
+            {"page": "file:///srv/www/index.html"},
+        ),
+        # a quoted page path with spaces
+        (
+            'In "my pages/order form.html" enter 12 into the quantity field',
+            {"page": "my pages/order form.html", "action": "type", "text": "12"},
+        ),
+        # the page named after a dash and a colon
+        (
+            "Type cats into the search box - page: site/find.html",
+            {"page": "site/find.html", "action": "type", "text": "cats"},
+        ),
+        # "fill X with: ..." types all after the colon, commas included
+        (
+            "on contact.html fill the comment box with: Hello, see you soon.",
+            {"instruction": "comment box", "action": "type", "text": "Hello, see you soon"},
+        ),
+        # "search for 'X'" types X into the page's search field
+        (
+            "search for 'red running shoes' on shop.html",
+            {"instruction": "search", "action": "type", "text": "red running shoes"},
+        ),
+    ],
+)
+def test_gui_act_reads_pages_by_address_and_typing_in_more_forms(router, text, args) -> None:
+    route = router.route(text)
+    assert route.operation == "gui_act", route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        # ids after memory's own nouns, the list ending where the ids do
+        ("erase memory 9c1f00ab", {"ids": ["9c1f00ab"]}),
+        ("delete notes n-201 and n-202, both are stale", {"ids": ["n-201", "n-202"]}),
+        # the topic a pronoun points back to
+        ("shellfish - forget I ever mentioned it", {"about": "shellfish"}),
+        (
+            "I'd rather you didn't remember anything about my ex. Forget it.",
+            {"about": "my ex"},
+        ),
+    ],
+)
+def test_forget_reads_ids_and_the_topic_a_pronoun_points_back_to(router, text, args) -> None:
+    route = router.route(text)
+    assert route.operation == "memory_forget", route.reason
+    assert route.args == args
+
+
+def test_a_note_that_can_go_is_forgotten_by_its_subject(router) -> None:
+    route = router.route("the gym locker note can go, please delete it")
+    assert route.operation == "memory_forget", route.reason
+    assert route.args == {"about": "the gym locker note"}
+
+
+def test_remember_for_next_time_keeps_only_the_fact(router) -> None:
+    route = router.route("please remember for next time that the bakery closes at 4 on Sundays")
+    assert route.operation == "memory_remember", route.reason
+    assert route.args == {"text": "the bakery closes at 4 on Sundays"}
+
+
+@pytest.mark.parametrize(
+    ("text", "evidence"),
+    [
+        # dropping the conversation's topic, not a memory
+        ("forget it, let's move on to something else", 0.2),
+        # an account is deleted elsewhere, not in memory
+        ("Delete my account.", 0.4),
+        # a reminder with its time before what to do, whatever memory holds about the chore
+        ("Remind me every Friday at 5 to water the plants", 0.8),
+    ],
+)
+def test_chat_accounts_and_timed_reminders_are_declined(router, text, evidence) -> None:
+    route = router.route(text, evidence=evidence)
+    assert route.declined, (route.operation, route.args, route.reason)
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # a Lean proof of only sorry, prose after a dash: a theorem to prove
+        (
+            "theorem two_pos : 0 < 2 := by sorry — please fill this in",
+            "provers_prove",
+            {"statement": "theorem two_pos : 0 < 2 :=", "backend": "lean"},
+        ),
+        # the quantifier over n said first
+        (
+            "for all n, the sum over k of binomial(n,k)*2^k equals 3^n",
+            "provers_prove",
+            {"statement": "Sum(binomial(n,k)*2**k, (k, 0, n)) = 3**n", "method": "wz"},
+        ),
+    ],
+)
+def test_proving_tasks_with_sorry_and_a_leading_quantifier(router, text, operation, args) -> None:
+    route = router.route(text)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
+def test_a_page_routed_by_its_address_is_loaded_from_there_with_its_base(tmp_path) -> None:
+    import functools
+    import http.server
+    import threading
+
+    from lemmata.errors import UsageError
+    from lemmata.gui.operations import _fetched
+
+    (tmp_path / "form.html").write_text("<html><head><title>f</title></head><body>Hi</body></html>")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/form.html"
+        html = _fetched(url)
+        # the page's own resources load from where it came from
+        assert f'<head><base href="{url}"><title>f</title>' in html
+        assert "<body>Hi</body>" in html
+        with pytest.raises(UsageError, match="cannot load"):
+            _fetched(f"http://127.0.0.1:{server.server_address[1]}/missing.html")
+    finally:
+        server.shutdown()
+        server.server_close()
