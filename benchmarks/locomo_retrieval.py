@@ -1,6 +1,7 @@
 """Evidence recall of PlugMem retrieval on LoCoMo, against dense and BM25 over raw turns.
 
-    python benchmarks/locomo_retrieval.py [--data ../shared/data/locomo] [--k 5 10 20] [--ablate] [--json]
+    python benchmarks/locomo_retrieval.py [--data ../shared/data/locomo] [--k 5 10 20] [--ablate]
+        [--diagnose] [--no-tune] [--json]
 
 Each conversation goes into a fresh memory (offline extractor, bundled MiniLM, embedded
 chromadb). For every question outside category 5, the top-k items are retrieved and scored by
@@ -14,15 +15,18 @@ the whole hybrid retrieval including the query embedding; the embedding is cache
 for neither side), ingestion throughput (turns stored and structured per second, embedding
 included), and provenance ids per item. ``--ablate`` also retrieves with each channel (and the
 speaker preference) switched off in turn, on the same memories, and prints recall@10 without
-each next to the whole. ``--json`` prints one JSON object instead.
+each next to the whole. ``--diagnose`` says, by category, where each evidence turn is: in
+the top 10, ranked 11 to 30, extracted but ranked lower, or in no stored item at all (an
+extraction miss rather than a ranking one). ``--json`` prints one JSON object instead.
 
 Settings chosen with one conversation left out (on by default; ``--no-tune`` skips it): the
 retriever's settings in :data:`VARIANTS` (channel weights, the fusion constant, the seeds,
-the speaker preference, the entity walk's weight and constants, the type-aware expansion's
-weight, source (WordNet's types, the concepts' embeddings, or both) and constants) are varied
-one at a time around the shipped defaults; for each conversation left out, the variants that beat the defaults on the other conversations are
-combined, and the best of defaults, single changes and the combination *on the other
-conversations* is scored on the one left out. Printed: recall@5/10/20 and recall@10 by
+the speaker preference and its addition for list questions, the entity walk's weight and
+constants, the type-aware expansion's weight, source (WordNet's types, the concepts'
+embeddings, or both) and constants) are varied one at a time around the shipped defaults;
+for each conversation left out, the variants that beat the defaults on the other
+conversations are combined, and the best of defaults, single changes and the combination
+*on the other conversations* is scored on the one left out. Printed: recall@5/10/20 and recall@10 by
 category, in-sample (the same selection made on all conversations, scored on all) beside
 left-one-out (each conversation scored with the setting chosen without it), each with the
 graph channels (``graph`` and ``spread``) on and off, and the setting chosen each time.
@@ -60,6 +64,18 @@ DEV_SPLIT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "lo
 def recall(evidence: tuple[str, ...], provenance: list[str]) -> float:
     got = set(provenance)
     return sum(e in got for e in evidence) / len(evidence)
+
+
+PLACES = ("top 10", "ranks 11-30", "extracted, lower", "never extracted")
+
+
+def place(evidence: str, ranks: dict[str, int], extracted: set[str]) -> str:
+    """Where one evidence turn is (see ``--diagnose``): ``ranks`` maps each episode to the
+    rank of the first retrieved item it is a source of (ranks up to 30)."""
+    rank = ranks.get(evidence)
+    if rank is not None:
+        return PLACES[0] if rank <= 10 else PLACES[1]
+    return PLACES[2] if evidence in extracted else PLACES[3]
 
 
 def pct(values: list[float], q: float) -> float:
@@ -113,6 +129,8 @@ VARIANTS: list[dict[str, Any]] = [
     {"rrf_k": 60},
     {"seeds": 16},
     {"speaker_boost": 0.0},
+    {"list_speaker_boost": 0.3},
+    {"list_speaker_boost": 0.6},
     # the kinds channel is off by default (its gain was within noise); tried switched on,
     # with the embeddings (its default source), WordNet's types, and both fused
     {"kinds": 0.25},
@@ -287,6 +305,11 @@ def main() -> None:
         "--ablate", action="store_true", help="recall@10 with each channel switched off in turn"
     )
     ap.add_argument(
+        "--diagnose",
+        action="store_true",
+        help="where each evidence turn is: top 10, ranks 11-30, lower, never extracted",
+    )
+    ap.add_argument(
         "--no-tune",
         dest="tune",
         action="store_false",
@@ -326,6 +349,7 @@ def main() -> None:
         }
         ablations["-speaker"] = RetrievalConfig(speaker_boost=0.0)
     ablated: dict[str, list[float]] = {name: [] for name in ablations}
+    places: dict[int, dict[str, int]] = {}
 
     kept: list[tuple[str, Memory, list[Question], np.ndarray]] = []
     stack = contextlib.ExitStack()
@@ -361,6 +385,22 @@ def main() -> None:
                         recall(q.evidence, [e for it in res.items[:10] for e in it.provenance])
                     )
                     prov_per_item += [len(item.provenance) for item in res.items[:10]]
+                    if args.diagnose:
+                        ranks: dict[str, int] = {}
+                        deep = mem.retrieve(q.question, k=30, fresh=False).items
+                        for rank, item in enumerate(deep, 1):
+                            for e in item.provenance:
+                                ranks.setdefault(e, rank)
+                        extracted = {
+                            e
+                            for eps in mem.log.items_of_episodes(
+                                mem.namespace, list(q.evidence)
+                            ).values()
+                            for e in eps
+                        }
+                        counts = places.setdefault(q.category, dict.fromkeys(PLACES, 0))
+                        for e in q.evidence:
+                            counts[place(e, ranks, extracted)] += 1
                     config = mem.retrieval
                     for name, cfg in ablations.items():
                         mem.retrieval = cfg
@@ -417,6 +457,12 @@ def main() -> None:
     out["provenance_per_item_mean"] = mean(prov_per_item)
     out["questions"] = len(latency)
     out["recall@10_by_category"] = {str(c): mean(v) for c, v in sorted(by_category.items())}
+    if places:
+        out["evidence_places"] = {
+            str(c): {p: round(n / max(1, sum(v.values())), 4) for p, n in v.items()}
+            | {"turns": sum(v.values())}
+            for c, v in sorted(places.items())
+        }
     if ablations:
         out["ablations_recall@10"] = {name: mean(v) for name, v in ablated.items()}
     if tuned is not None:
@@ -464,6 +510,13 @@ def main() -> None:
                 f"{n} {v:.3f} ({v - whole:+.3f})" for n, v in out["ablations_recall@10"].items()
             )
         )
+    if places:
+        print("\nwhere the evidence turns are, by category (share of the category's turns)")
+        print(f"{'':9}" + "".join(f"{p:>18}" for p in PLACES) + f"{'turns':>8}")
+        for c, v in out["evidence_places"].items():
+            print(
+                f"{'cat ' + c:9}" + "".join(f"{v[p]:>18.3f}" for p in PLACES) + f"{v['turns']:>8}"
+            )
     if tuned is not None:
         print_tuning(tuned, ks)
     for k in ks:

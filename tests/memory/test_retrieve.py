@@ -1,0 +1,70 @@
+"""The retriever's speaker preference for list questions (``list_speaker_boost``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lemmata.embeddings import Embedder
+from lemmata.errors import ConfigError
+from lemmata.memory import Memory
+from lemmata.memory.retrieve import RetrievalConfig
+
+LIST_QUESTION = "What hobbies does Melanie have?"
+OPEN_QUESTION = "Does Melanie have hobbies?"
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    from lemmata.embeddings import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder.minilm(threads=1)
+
+
+def _memory(tmp_path: Path, embedder: Embedder) -> tuple[Memory, str, str]:
+    mem = Memory(tmp_path / "m", user="u", embedder=embedder)
+    own = mem.add_episode("I took up pottery as a hobby this spring.", speaker="Melanie")
+    other = mem.add_episode(
+        "Melanie, hobbies matter: my hobbies are hiking and chess.", speaker="Caroline"
+    )
+    for n in range(12):
+        mem.add_episode(f"The bus number {n} was late again this morning.", speaker="Caroline")
+    mem.consolidate()
+    return mem, own, other
+
+
+def _score(items: tuple, episode: str) -> float:
+    return next(i.score for i in items if episode in i.provenance)
+
+
+def test_a_list_question_prefers_what_its_subject_said(tmp_path: Path, embedder: Embedder) -> None:
+    mem, own, other = _memory(tmp_path, embedder)
+    plain = mem.retrieve(LIST_QUESTION, k=20).items
+    mem.retrieval = RetrievalConfig(list_speaker_boost=2.0)
+    boosted = mem.retrieve(LIST_QUESTION, k=20).items
+    # Melanie's own fact gains (1 + 0.3 + 2) / (1 + 0.3); Caroline's keeps its score
+    assert _score(boosted, own) == pytest.approx(_score(plain, own) * 3.3 / 1.3, rel=1e-3)
+    assert _score(boosted, other) == pytest.approx(_score(plain, other), rel=1e-3)
+    assert boosted[0].provenance == (own,), [i.text for i in boosted]
+    # a question that asks for no list of things is left as it was
+    assert [i.id for i in mem.retrieve(OPEN_QUESTION, k=20).items] == [
+        i.id for i in _plain(mem, OPEN_QUESTION)
+    ]
+    mem.close()
+
+
+def _plain(mem: Memory, question: str) -> tuple:
+    config = mem.retrieval
+    mem.retrieval = RetrievalConfig()
+    try:
+        return mem.retrieve(question, k=20).items
+    finally:
+        mem.retrieval = config
+
+
+def test_speaker_boosts_are_checked() -> None:
+    with pytest.raises(ConfigError, match="list_speaker_boost"):
+        RetrievalConfig(list_speaker_boost=-0.5)
+    with pytest.raises(ConfigError, match="speaker_boost"):
+        RetrievalConfig(speaker_boost=-1.0)
