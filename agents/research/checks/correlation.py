@@ -28,6 +28,7 @@ from lemmata.agents.research import timeseries as ts
 from lemmata.agents.research.checks.base import (
     FAMILY_RATE,
     SMALL_ROWS,
+    UNITS_RATE,
     CheckContext,
     DataProblem,
     Finding,
@@ -44,6 +45,7 @@ __all__ = [
     "MIN_R_COUNTED",
     "MIN_PAIRS_SMALL",
     "MIN_R_SMALL",
+    "MIN_R_UNITS",
     "RATE",
     "SKEWED",
     "SMALL_N",
@@ -65,6 +67,9 @@ MIN_R_SMALL = 0.3
 #: The fewest pairs correlated in a small table (elsewhere 30): twenty committees or twenty
 #: men measured are twenty units, and a strong correlation among them clears the step-down bar.
 MIN_PAIRS_SMALL = 10
+#: The weakest correlation told in a table of units (``CheckContext.units``) of ``SMALL_N``
+#: rows or more, on the step-down bar (a small correlation in Cohen's terms).
+MIN_R_UNITS = 0.1
 #: The \\|skewness\\| from which a column's correlations are ranked (Spearman).
 SKEWED = 1.0
 
@@ -103,9 +108,9 @@ def _measure(t: TableData, a: str, b: str) -> tuple[float, float, bool, float, A
     return pearson, float(stats.pearsonr(x[ok], y[ok])[1]), False, pearson, ok
 
 
-def _holm_small(ctx: CheckContext, h: Hypothesis, p: float) -> bool:
-    """Whether ``p`` clears Holm's step-down bar at ``FAMILY_RATE`` over the database's
-    correlation hypotheses, ranked among the other correlations of its (small) table."""
+def _holm_small(ctx: CheckContext, h: Hypothesis, p: float, rate: float = FAMILY_RATE) -> bool:
+    """Whether ``p`` clears Holm's step-down bar at ``rate`` over the database's correlation
+    hypotheses, ranked among the other correlations of its table (small, or of units)."""
     import math
 
     m = ctx.family.get("correlation", 0)
@@ -124,7 +129,7 @@ def _holm_small(ctx: CheckContext, h: Hypothesis, p: float) -> bool:
         ctx.memo[key] = values
     values = ctx.memo[key]
     others = [q for cols, q in values.items() if cols != tuple(h.columns) and math.isfinite(q)]
-    return holm_passes(p, others, m, FAMILY_RATE)
+    return holm_passes(p, others, m, rate)
 
 
 def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
@@ -136,8 +141,12 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
     x, y = t.num[a], t.num[b]
     name = "Spearman rho" if ranked else "Pearson r"
     passed = clear(r, p, ctx.alpha("correlation", 0.0, rate=RATE))
-    if not passed and is_small(t) and abs(r) >= MIN_R_SMALL:
-        passed = _holm_small(ctx, h, p)
+    if not passed:
+        # A small table, or a larger one whose rows are independent units: the step-down bar.
+        if is_small(t):
+            passed = abs(r) >= MIN_R_SMALL and _holm_small(ctx, h, p)
+        elif ctx.units(h.table):
+            passed = abs(r) >= MIN_R_UNITS and _holm_small(ctx, h, p, UNITS_RATE)
     if not passed:
         return Outcome(observation=f"{h.table}.{a} ~ {b}: {name} = {r:.2f} (p = {p:.2g})")
     for date_col, days in t.days.items():

@@ -29,6 +29,7 @@ from typing import Any
 from lemmata.agents.research import evidence as ev
 from lemmata.agents.research.checks.base import (
     FAMILY_RATE,
+    UNITS_RATE,
     CheckContext,
     DataProblem,
     Finding,
@@ -57,6 +58,8 @@ __all__ = [
     "SMALL_D",
     "SMALL_GROUP",
     "SMALL_RANK_R",
+    "UNITS_D",
+    "UNITS_RANK_R",
     "check",
     "clear",
     "mirror",
@@ -69,8 +72,9 @@ RATE = 0.01
 BLOCKED_D = 0.5
 #: The share of a column's variance another grouping must explain to be taken as blocks.
 BLOCK_SHARE = 0.3
-#: The fewest rows of a level (and of the rest) compared in a small table.
-SMALL_GROUP = 6
+#: The fewest rows of a level (and of the rest) compared in a small table (a designed study
+#: with five subjects or plots a treatment).
+SMALL_GROUP = 5
 #: The smallest \\|Cohen's d\\| told in a small table (a medium effect).
 SMALL_D = 0.5
 #: The smallest \\|rank-biserial r\\| told for a skewed column (about what \\|d\\| = 0.3 is
@@ -79,6 +83,11 @@ RANK_R = 0.17
 #: The smallest \\|rank-biserial r\\| told for a skewed column in a small table (about
 #: \\|d\\| = 0.5).
 SMALL_RANK_R = 0.28
+#: The smallest \\|Cohen's d\\| told in a table of units (``CheckContext.units``) of
+#: ``SMALL_N`` rows or more, on the small table's bar (a small effect in Cohen's terms).
+UNITS_D = 0.2
+#: The smallest \\|rank-biserial r\\| told for a skewed column there (about \\|d\\| = 0.2).
+UNITS_RANK_R = 0.11
 
 
 def clear(p: float, d: float, alpha: float = 1e-6) -> bool:
@@ -117,7 +126,8 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
     x, groups = t.num[num], t.raw[cat]
     skewed = _skewed(x)
     found = best_level(x, groups)
-    small = _small_sample(ctx, h, x, groups, skewed) if is_small(t) else None
+    bar = _family_bar(ctx, h, groups)
+    small = _small_sample(x, groups, skewed, *bar) if bar is not None else None
     ranked = None
     if small is None and skewed and (found is None or not clear(found[4], found[3])):
         ranked = _ranked(x, groups, 1e-6, RANK_R, MIN_GROUP)
@@ -155,23 +165,26 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
         ma, mb = _means(x, inside)
     opposite = None
     if not (blocks or found is small or found is ranked):
-        opposite = _opposite(x, groups, found[0], d)
+        opposite = _opposite(x, groups, level, d)
+    elif found is small and bar is not None and not skewed:
+        opposite = _opposite(x, groups, level, d, bar[:2], SMALL_GROUP)
     if opposite is not None:
         # The other end of a column of three or more levels (the most and the least
-        # alcoholic of three cultivars): both are told.
-        return ctx.outcome(_finding(ctx, h, found), _finding(ctx, h, opposite))
+        # alcoholic of three cultivars, the breeds of cow with the richest and the leanest
+        # milk): both are told.
+        label = "Welch t-test and Mann-Whitney, level vs rest" if found is small else ""
+        return ctx.outcome(_finding(ctx, h, found, label), _finding(ctx, h, opposite, label))
     direction: Direction = "higher" if d > 0 else "lower"
     more = "more" if d > 0 else "less"
     said = f", within each {' and '.join(blocks)}" if blocks else ""
     test = "Welch t-test, level vs rest" + (
         f", on values less their {' and '.join(blocks)} means" if blocks else ""
     )
+    where = " (a small table)" if is_small(t) else " (a table of units)"
     if found is small:
-        test = "Welch t-test and Mann-Whitney, level vs rest (a small table)"
+        test = "Welch t-test and Mann-Whitney, level vs rest" + where
     if found is ranked or (found is small and skewed):
-        test = "Mann-Whitney, level vs rest (a skewed column)" + (
-            " (a small table)" if found is small else ""
-        )
+        test = "Mann-Whitney, level vs rest (a skewed column)" + (where if found is small else "")
     effect = "rank_biserial_r" if found is ranked or (found is small and skewed) else "cohen_d"
     return ctx.outcome(
         Finding(
@@ -197,32 +210,60 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
     )
 
 
-def _opposite(x: Any, groups: list[Any], first: Any, d: float) -> Any:
+def _opposite(
+    x: Any,
+    groups: list[Any],
+    first: Any,
+    d: float,
+    bar: tuple[float, float] | None = None,
+    min_group: int = MIN_GROUP,
+) -> Any:
     """Of a column with three or more levels, the level that differs most the other way from
-    the rest (by the plain bar), when it also differs that way from the levels in between
-    (the rest without ``first``, the level told already: a level is not told only for
-    standing apart from an extreme one); else None."""
+    the rest (by the plain bar, or by ``bar``: a p-value and a \\|d\\| to clear, with the
+    Mann-Whitney test agreeing, as a small table's level is told), when it also differs that
+    way from the levels in between (the rest without ``first``, the level told already: a
+    level is not told only for standing apart from an extreme one); else None."""
     import numpy as np
 
-    tests = level_tests(x, groups)
+    def passes(level: Any, values: Any, labels: list[Any], f: Any) -> bool:
+        if bar is None:
+            return clear(f[4], f[3])
+        if not (f[4] < bar[0] and abs(f[3]) >= bar[1]):
+            return False
+        return _rank_p(values, labels, level) < bar[0]
+
+    tests = level_tests(x, groups, min_group)
     if len(tests) < 3:
         return None
     for f in sorted(tests, key=lambda f: -abs(f[3])):
-        if f[0] == first or f[3] * d >= 0 or not clear(f[4], f[3]):
+        if f[0] == first or f[3] * d >= 0 or not passes(f[0], x, groups, f):
             continue
         kept = [g is not None and g != "" and g != first for g in groups]
         inner = [g for g, k in zip(groups, kept, strict=True) if k]
-        apart = level_tests(np.asarray(x)[np.array(kept)], inner)
+        rest = np.asarray(x)[np.array(kept)]
+        apart = level_tests(rest, inner, min_group)
         mine = next((a for a in apart if a[0] == f[0]), None)
-        if mine is not None and mine[3] * d < 0 and clear(mine[4], mine[3]):
+        if mine is not None and mine[3] * d < 0 and passes(f[0], rest, inner, mine):
             level, ma, mb, dd, p, _ = f
             return level, ma, mb, dd, p
         return None
     return None
 
 
-def _finding(ctx: CheckContext, h: Hypothesis, found: Any) -> Finding:
-    """A plain level-against-the-rest finding (Welch's bar, no blocks)."""
+def _rank_p(x: Any, groups: list[Any], level: Any) -> float:
+    """The Mann-Whitney p-value of ``level``'s values against the rest's."""
+    import numpy as np
+    from scipy import stats
+
+    inside = np.array([g == level for g in groups]) & np.isfinite(x)
+    rest = np.array([g is not None and g != "" and g != level for g in groups])
+    rest &= np.isfinite(x)
+    return float(stats.mannwhitneyu(x[inside], x[rest]).pvalue)
+
+
+def _finding(ctx: CheckContext, h: Hypothesis, found: Any, test: str = "") -> Finding:
+    """A plain level-against-the-rest finding (Welch's bar unless ``test`` names another,
+    no blocks)."""
     num, cat = h.columns
     level, ma, mb, d, p = found
     direction: Direction = "higher" if d > 0 else "lower"
@@ -240,7 +281,12 @@ def _finding(ctx: CheckContext, h: Hypothesis, found: Any) -> Finding:
             f"({fmt(abs(ma / mb - 1) * 100) if mb else '?'}% {more})"
         ),
         score=score_of(p),
-        support={"test": "Welch t-test, level vs rest", "p": p, "cohen_d": d, "rest_mean": mb},
+        support={
+            "test": test or "Welch t-test, level vs rest",
+            "p": p,
+            "cohen_d": d,
+            "rest_mean": mb,
+        },
     )
 
 
@@ -252,23 +298,34 @@ def _means(x: Any, inside: list[bool]) -> tuple[float, float]:
     return float(x[mask].mean()), float(x[rest].mean())
 
 
-def _small_sample(
-    ctx: CheckContext, h: Hypothesis, x: Any, groups: list[Any], skewed: bool
-) -> tuple[Any, float, float, float, float] | None:
-    """The level that differs in a small table, by the small-table bar (see the module
-    docstring); None when no level clears it."""
-    import numpy as np
-    from scipy import stats
-
-    levels = len({g for g in groups if g is not None and g != ""})
-    alpha = ctx.alpha("group_difference", 0.0, rate=FAMILY_RATE) / max(1, levels)
-    if skewed:
-        return _ranked(x, groups, alpha, SMALL_RANK_R, SMALL_GROUP) if alpha > 0 else None
-    found = best_level(x, groups, alpha, min_group=SMALL_GROUP) if alpha > 0 else None
-    if found is None or not (found[4] < alpha and abs(found[3]) >= SMALL_D):
+def _family_bar(
+    ctx: CheckContext, h: Hypothesis, groups: list[Any]
+) -> tuple[float, float, float] | None:
+    """The family-wise bar of a small table or a table of units: (p-value, \\|d\\|,
+    \\|rank-biserial r\\|) to clear, Bonferroni at ``FAMILY_RATE`` (``UNITS_RATE`` for a
+    table of units) over the database's group hypotheses and the levels compared; None for
+    other tables (or uncounted hypotheses)."""
+    t = ctx.table(h.table)
+    if is_small(t):
+        rate, least = FAMILY_RATE, (SMALL_D, SMALL_RANK_R)
+    elif ctx.units(h.table):
+        rate, least = UNITS_RATE, (UNITS_D, UNITS_RANK_R)
+    else:
         return None
-    inside = np.array([g == found[0] for g in groups]) & np.isfinite(x)
-    rest = np.array([g is not None and g != "" and g != found[0] for g in groups])
-    rest &= np.isfinite(x)
-    p_rank = float(stats.mannwhitneyu(x[inside], x[rest]).pvalue)
-    return found if p_rank < alpha else None
+    levels = len({g for g in groups if g is not None and g != ""})
+    alpha = ctx.alpha("group_difference", 0.0, rate=rate) / max(1, levels)
+    return (alpha, *least) if alpha > 0 else None
+
+
+def _small_sample(
+    x: Any, groups: list[Any], skewed: bool, alpha: float, least_d: float, least_r: float
+) -> tuple[Any, float, float, float, float] | None:
+    """The level that differs in a small table (or a table of units), by its family-wise bar
+    ``alpha`` with effects of at least ``least_d`` (\\|rank-biserial r\\| ``least_r`` for a
+    skewed column; see the module docstring); None when no level clears it."""
+    if skewed:
+        return _ranked(x, groups, alpha, least_r, SMALL_GROUP)
+    found = best_level(x, groups, alpha, min_group=SMALL_GROUP)
+    if found is None or not (found[4] < alpha and abs(found[3]) >= least_d):
+        return None
+    return found if _rank_p(x, groups, found[0]) < alpha else None

@@ -19,6 +19,8 @@ __all__ = [
     "level_splits",
     "level_tests",
     "other_level",
+    "pair_screen",
+    "group_screen",
     "robust_z",
     "same_number",
     "skew",
@@ -250,3 +252,48 @@ def typed(value: str, column: list[Any]) -> Any:
             return value
         return int(f) if isinstance(sample, int) and f.is_integer() else f
     return value
+
+
+def _ranks(x: Any) -> Any:
+    """The ranks of ``x``'s finite values (ties averaged); NaN stays NaN."""
+    import numpy as np
+    from scipy import stats
+
+    out = np.full(len(x), np.nan)
+    ok = np.isfinite(x)
+    out[ok] = stats.rankdata(x[ok])
+    return out
+
+
+def pair_screen(x: Any, y: Any) -> float:
+    """A quick \\|t\\| of the association of two columns, the larger of Pearson's and of
+    the ranks' (Spearman's): how far from chance a correlation test of them can come. 0 with
+    fewer than 4 pairs or a constant column."""
+    import numpy as np
+
+    ok = np.isfinite(x) & np.isfinite(y)
+    n = int(ok.sum())
+    if n < 4:
+        return 0.0
+    best = 0.0
+    for a, b in ((x[ok], y[ok]), (_ranks(x[ok]), _ranks(y[ok]))):
+        if float(np.std(a)) == 0 or float(np.std(b)) == 0:
+            return 0.0
+        r = min(0.999999, abs(float(np.corrcoef(a, b)[0, 1])))
+        best = max(best, r * math.sqrt((n - 2) / (1 - r * r)))
+    return best
+
+
+def group_screen(x: Any, groups: list[Any], min_group: int = 6) -> float:
+    """A quick \\|t\\| of the level that differs most from the rest (Welch's statistic on
+    the values and on their ranks, the larger): how far from chance a group-difference test
+    can come. 0 when no level and its rest have ``min_group`` values."""
+    import numpy as np
+
+    best = 0.0
+    for values in (np.asarray(x, dtype=float), _ranks(np.asarray(x, dtype=float))):
+        for _, a, b in level_splits(values, groups, min_group):
+            se = math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+            if se > 0:
+                best = max(best, abs(float(a.mean() - b.mean())) / se)
+    return best

@@ -449,3 +449,117 @@ def test_a_two_level_columns_clear_majority_is_a_share(
     assert found == ([(["diagnosis"], ["diagnosis=benign"])] if told else [])
     # Three levels keep the bar they had (1.3 / 3 = 43%), two ask 60% rather than 65%.
     assert least_share(3) == pytest.approx(1.3 / 3, abs=0.01) and least_share(2) == 0.6
+
+
+def _cross_section(path: Path, n: int, seed: int, r: float, d: float, measures: int = 10) -> Path:
+    """``n`` independent units (people) with ``measures`` measures and three 0/1 flags: the
+    first two measures correlated at about ``r``, the third higher by ``d`` standard
+    deviations where ``f0`` = 1; the rest noise."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0, 1, (n, measures))
+    x[:, 1] = r * x[:, 0] + np.sqrt(1 - r * r) * x[:, 1]
+    flags = (rng.random((n, 3)) < 0.4).astype(int)
+    x[:, 2] += d * flags[:, 0]
+    data: dict[str, Sequence[object]] = {
+        f"m{i}": [float(v) for v in 50 + 10 * x[:, i]] for i in range(measures)
+    }
+    data |= {f"f{i}": [int(v) for v in flags[:, i]] for i in range(3)}
+    return _columns(path, "people", data)
+
+
+def test_a_table_of_units_is_told_from_events_series_and_children(tmp_path: Path) -> None:
+    people = _cross_section(tmp_path / "people.sqlite", 300, seed=0, r=0.0, d=0.0)
+    db = Database(people)
+    assert CheckContext(db, survey(db)).units("people")
+    # Dated rows are events; rows that refer to a parent are not independent of each other.
+    path = _survey_rows(tmp_path / "linked.sqlite", 300, seed=1, effect=0.0)
+    con = sqlite3.connect(path)
+    con.execute('CREATE TABLE "visits" ("day" TEXT, "cost" REAL)')
+    days = [f"2020-{1 + i % 12:02d}-{1 + i % 28:02d}" for i in range(300)]
+    con.executemany(
+        'INSERT INTO "visits" VALUES (?, ?)', [(d, float(i)) for i, d in enumerate(days)]
+    )
+    con.execute('CREATE TABLE "owners" ("owner_id" INTEGER PRIMARY KEY, "age" REAL)')
+    con.executemany('INSERT INTO "owners" VALUES (?, ?)', [(i, 30.0 + i % 7) for i in range(60)])
+    con.execute(
+        'CREATE TABLE "pets" ("owner_id" INTEGER REFERENCES "owners" ("owner_id"), "w" REAL)'
+    )
+    con.executemany('INSERT INTO "pets" VALUES (?, ?)', [(i % 60, float(i)) for i in range(300)])
+    con.commit()
+    con.close()
+    db = Database(path)
+    ctx = CheckContext(db, survey(db))
+    assert not ctx.units("visits") and not ctx.units("pets") and ctx.units("owners")
+    # A region code labelled by a lookup table is no parent: the people are units still.
+    assert ctx.units("people")
+
+
+def test_a_weak_correlation_and_a_small_difference_among_hundreds_of_units_are_told(
+    tmp_path: Path,
+) -> None:
+    from scipy import stats
+
+    # r about 0.2 among 450 people (p ~ 1e-5) and a difference of 0.45 standard deviations
+    # (p ~ 1e-5): both short of the fixed bar of 1e-6, both clear of the family-wise bar over
+    # the database's hypotheses, as a study of 450 people reports them.
+    path = _cross_section(tmp_path / "people.sqlite", 450, seed=3, r=0.2, d=0.45)
+    rows = sqlite3.connect(path).execute('SELECT "m0", "m1" FROM "people"').fetchall()
+    r, p = stats.pearsonr(*zip(*rows, strict=True))
+    assert 0.15 < r < 0.3 and 1e-6 < p < 1e-3
+    assert _found(path, "correlation") == [(["m0", "m1"], [])]
+    assert (["f0", "m2"], ["f0=1"]) in _found(path, "group_difference")
+
+
+def test_few_findings_among_tables_of_units_of_noise(tmp_path: Path) -> None:
+    found = []
+    for seed in range(20):
+        path = _cross_section(tmp_path / f"noise{seed}.sqlite", 400, seed=100 + seed, r=0, d=0)
+        found += _found(path, "correlation") + _found(path, "group_difference")
+    assert len(found) <= 2
+
+
+def test_a_wide_tables_one_related_pair_is_found_on_a_short_budget(tmp_path: Path) -> None:
+    from lemmata.agents.research.run import research
+
+    # Forty measures offer 780 pairs and 160 other hypotheses; twelve turns test 96 of them.
+    # The related pair is the last two columns: a screen puts it first.
+    rng = np.random.default_rng(5)
+    x = rng.normal(0, 1, (300, 40))
+    x[:, 39] = 0.5 * x[:, 38] + np.sqrt(0.75) * x[:, 39]
+    data = {f"m{i}": [float(v) for v in 10 + x[:, i]] for i in range(40)}
+    path = _columns(tmp_path / "wide.sqlite", "wide", data)
+    report = research(path, tmp_path / "out", budget_turns=12, figures=False)
+    pairs = [sorted(i.columns) for i in report.insights if i.kind == "correlation"]
+    assert pairs == [["m38", "m39"]]
+
+
+def test_integer_codes_of_a_few_values_are_compared_as_groups(tmp_path: Path) -> None:
+    # Six regions numbered 0-5 (a measure by its values): one region lives longer.
+    rng = np.random.default_rng(7)
+    region = rng.integers(0, 6, 600)
+    life = rng.normal(70, 5, 600) + 6 * (region == 4)
+    path = _columns(
+        tmp_path / "regions.sqlite",
+        "countries",
+        {"region": [int(v) for v in region], "life": [float(v) for v in life]},
+    )
+    assert survey(Database(path)).tables["countries"].columns["region"].role == "numeric"
+    assert (["life", "region"], ["region=4"]) in _found(path, "group_difference")
+    # A count with a tail of rare values is not taken for codes.
+    counts = [int(v) for v in rng.poisson(2, 600)]
+    path = _columns(tmp_path / "counts.sqlite", "t", {"kids": counts, "life": list(life)})
+    assert _found(path, "group_difference") == []
+
+
+def test_in_a_small_study_the_highest_and_the_lowest_of_five_breeds_are_told(
+    tmp_path: Path,
+) -> None:
+    # Five breeds of twenty cows: one's milk far richer, one's far leaner than the rest.
+    rng = np.random.default_rng(2)
+    breeds = ["ayrshire", "canadian", "guernsey", "holstein", "jersey"]
+    shift = {"holstein": -1.0, "jersey": 1.0}
+    breed = [b for b in breeds for _ in range(20)]
+    fat = [float(4.2 + shift.get(b, 0.0) + rng.normal(0, 0.35)) for b in breed]
+    path = _columns(tmp_path / "cows.sqlite", "cows", {"breed": breed, "butterfat": fat})
+    found = _found(path, "group_difference")
+    assert sorted(e for _, [e] in found) == ["breed=holstein", "breed=jersey"]
