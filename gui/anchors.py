@@ -178,7 +178,8 @@ class TextAnchor(_CandidateAnchor):
     rapidfuzz's ratio against the phrase (with and without spaces, 0.5 mapped to 0 and 1 to 1), or, for lines and words, by embedding cosine when that
     is higher (a paraphrase: "log in" for "Sign in"), or by the words it shares with the whole
     instruction when that is higher ("Filter runs (regex)" for "filter the runs by name", see
-    :func:`_word_overlap`); OCR confidence shades the score.
+    :func:`_word_overlap`), or by a menu convention ("Find..." for "search for a node", see
+    :data:`_CONVENTIONS`); OCR confidence shades the score.
     """
 
     name = "ocr"
@@ -190,16 +191,22 @@ class TextAnchor(_CandidateAnchor):
         key = f"spans{max_words}"
         if key not in screen.cache:
             spans = []
+            tails = []
             for line in screen.ocr(self.ocr).lines():
                 words = [w for w in line if normalise_text(w.text)]
+                # a run stays within one visual phrase: no wide gaps between words
+                ends = [
+                    k
+                    for k in range(1, len(words))
+                    if words[k].box[0] - words[k - 1].box[2]
+                    > 2.5 * (words[k].box[3] - words[k].box[1])
+                ] + [len(words)]
                 for i in range(len(words)):
-                    for j in range(i + 1, min(len(words), i + max_words) + 1):
+                    end = next(k for k in ends if k > i)
+                    for j in range(i + 1, min(end, i + max_words) + 1):
                         run = words[i:j]
-                        # a run stays within one visual phrase: no wide gaps between words
-                        if j - i > 1 and run[-1].box[0] - run[-2].box[2] > 2.5 * (
-                            run[-1].box[3] - run[-1].box[1]
-                        ):
-                            break
+                        # what follows the run in its phrase ("as SVG" after "Export")
+                        tails.append(normalise_text(" ".join(w.text for w in words[j:end])))
                         text = normalise_text(" ".join(w.text for w in run))
                         box = (
                             min(w.box[0] for w in run),
@@ -210,7 +217,14 @@ class TextAnchor(_CandidateAnchor):
                         conf = min(w.conf for w in run)
                         spans.append((text, box, conf))
             screen.cache[key] = spans
+            screen.cache["tails" + key] = tails
         result: list[tuple[str, Box, float]] = screen.cache[key]
+        return result
+
+    def tails(self, screen: Screen, max_words: int = 8) -> list[str]:
+        """For each of :meth:`spans`, the words that follow it in its visual phrase."""
+        self.spans(screen, max_words)
+        result: list[str] = screen.cache[f"tailsspans{max_words}"]
         return result
 
     def candidates(self, screen: Screen, query: Query) -> list[Candidate]:
@@ -236,7 +250,8 @@ class TextAnchor(_CandidateAnchor):
         if not phrase:
             return []
         n = len(phrase.split())
-        spans = [s for s in self.spans(screen) if len(s[0].split()) <= n + 2]
+        kept = [i for i, s in enumerate(self.spans(screen)) if len(s[0].split()) <= n + 2]
+        spans = [self.spans(screen)[i] for i in kept]
         if not spans:
             return []
         squeezed = phrase.replace(" ", "")
@@ -256,7 +271,10 @@ class TextAnchor(_CandidateAnchor):
         )
         scores = np.maximum(scores, partial)
         if query is not None and query.relation is None and query.kind != "text":
-            scores = np.maximum(scores, _overlaps(query, [t for t, _, _ in spans]))
+            texts = [t for t, _, _ in spans]
+            scores = np.maximum(scores, _overlaps(query, texts))
+            tails = [self.tails(screen)[i] for i in kept]
+            scores = np.maximum(scores, _conventions(query.instruction, texts, tails))
         if self.embedder is not None and len(phrase) > 2:
             texts = list(dict.fromkeys(t for t, _, _ in spans))
             cos = _cosine(self.embedder, [phrase], texts)[0]
@@ -305,6 +323,7 @@ _OBJECT_END = {
     "to", "into", "as", "by", "with", "from", "onto", "in", "on", "off", "for", "of", "that",
     "which", "who", "is", "are", "at",
 }  # fmt: skip
+_LOOKING = frozenset({"read", "look", "see", "inspect", "examine", "watch", "study"})
 _TOKEN = re.compile(r"[^\W\d_]+")
 
 
@@ -384,9 +403,97 @@ def _word_overlap(
     return score
 
 
+# What an instruction calls a thing that labels call otherwise, by convention: each pattern
+# of the instruction (lower case) lends the label word its key ("a vector image" is what an
+# "SVG" is, "report a bug" is "Report Issue", "left to right" is "Horizontal").
+_ALIASES: dict[str, re.Pattern[str]] = {
+    "svg": re.compile(r"\bvector (?:image|graphic|drawing)s?\b"),
+    "png": re.compile(r"\b(?:bitmap|raster) (?:image|picture)s?\b"),
+    "issue": re.compile(r"\b(?:bug|problem)s?\b"),
+    "bug": re.compile(r"\bissues?\b"),
+    "horizontal": re.compile(r"\b(?:left to right|right to left|sideways)\b"),
+    "vertical": re.compile(r"\b(?:top to bottom|bottom to top)\b"),
+}
+
+# Menu and command conventions: an instruction worded by what the user wants (its pattern) is
+# served by a command that applications name alike (the label's pattern, matched whole): "search
+# for a node" -> "Find...", "load a model file" -> "Open...", "which version is this" -> "About
+# <application>", "save the graph as a PNG" -> "Export as ...", "draw new random noise" ->
+# "Resample noise". The label may go on with words of the instruction ("Resample noise").
+_CONVENTIONS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (re.compile(when), re.compile(label))
+    for when, label in (
+        (r"\b(?:search|look (?:for|up)|seek)\b", r"find|search|find in \w+"),
+        (r"\bload\b|\bopen\b.*\bfile\b", r"open(?: file)?|load(?: file)?|browse"),
+        (r"\bversion\b", r"about(?: \w+)?|version"),
+        (
+            r"\b(?:preferences|settings|options|configure|configuration|customi[sz]e)\b",
+            r"settings|preferences|options",
+        ),
+        (r"\b(?:save|download|export)\b.*\bas\b|\bexport\b", r"export(?: as)?|save as"),
+        (r"\b(?:bugs?|issues?|problems?)\b", r"report(?: an?)? (?:issue|bug|problem)s?"),
+        (r"\b(?:left to right|right to left|sideways)\b", r"(?:show )?horizontal(?:ly)?"),
+        (r"\b(?:top to bottom|bottom to top)\b", r"(?:show )?vertical(?:ly)?"),
+        (
+            r"\b(?:new random|draw (?:a )?new|another random|re-?roll)\b",
+            r"resample|regenerate|randomi[sz]e|shuffle|reroll|new sample",
+        ),
+        (r"\b(?:quit|exit)\b|\bclose the (?:app|application|program)\b", r"quit|exit"),
+        (r"\b(?:documentation|docs|manual|get help|need help)\b", r"help|documentation|docs"),
+        (r"\b(?:revert|take back)\b", r"undo"),
+    )
+)
+CONVENTION = 0.7  # a label named by convention; each further word of the instruction adds 0.05
+
+
+# a keyboard shortcut beside a menu command ("Ctrl+Shift+E"): not part of its label
+_SHORTCUT = re.compile(
+    r"ctrl|shift|alt|cmd|command|option|meta|super|enter|return|backspace|delete|del|esc|tab|"
+    r"up|down|left|right|home|end|space|f\d{1,2}|\w"
+)
+
+
+def _conventions(instruction: str, texts: list[str], tails: list[str] | None = None) -> np.ndarray:
+    """Scores of labels that name the instruction's request by a menu convention (see
+    :data:`_CONVENTIONS`): :data:`CONVENTION` for the command alone, 0.05 more for each further
+    label word the instruction says (by itself or by an alias), at most 0.85; 0 for the rest,
+    and for a label that its phrase goes on from with words the instruction does not say
+    (``tails``: "Export" in "Export as SVG" for "save it as a PNG"; a shortcut does not count)."""
+    said = instruction.lower()
+    rules = [label for when, label in _CONVENTIONS if when.search(said)]
+    out = np.zeros(len(texts), dtype=np.float32)
+    if not rules:
+        return out
+    keywords = set(_instruction_keywords(instruction))
+    keywords |= {alias for alias, p in _ALIASES.items() if p.search(said)}
+    cache: dict[tuple[str, str], float] = {}
+    for i, (t, tail) in enumerate(zip(texts, tails or [""] * len(texts), strict=True)):
+        if (t, tail) not in cache:
+            cache[t, tail] = 0.0
+            words = t.split()
+            more = [w for w in tail.split() if not _SHORTCUT.fullmatch(w) and w not in _FILLER]
+            if any(not any(_same_word(w, kw) for kw in keywords) for w in more):
+                continue
+            for label in rules:
+                # the longest head of the label that is the command, the rest said by the user
+                for k in range(len(words), 0, -1):
+                    rest = [w for w in words[k:] if w not in _FILLER]
+                    if label.fullmatch(" ".join(words[:k])) and all(
+                        any(_same_word(w, kw) for kw in keywords) for w in rest
+                    ):
+                        cache[t, tail] = max(
+                            cache[t, tail], min(0.85, CONVENTION + 0.05 * len(rest))
+                        )
+                        break
+        out[i] = cache[t, tail]
+    return out
+
+
 def _overlaps(query: Query, texts: list[str]) -> np.ndarray:
     keywords = _instruction_keywords(query.instruction)
-    verb = frozenset(_TOKEN.findall(query.verb.lower())) & set(keywords)
+    # looking at a thing names no control ("look at the final linear layer"): only an action
+    # that an icon could draw lets a label of its object alone lose to that icon
+    verb = frozenset(_TOKEN.findall(query.verb.lower())) & set(keywords) - _LOOKING
     cache: dict[str, float] = {}
     for t in texts:
         if t not in cache:

@@ -2,7 +2,8 @@
 
 1. The instruction is parsed (:mod:`~lemmata.gui.instruction`); a relation ("the icon left of
    Save") grounds its reference first and keeps the target's candidates on that side of it,
-   nearest first.
+   nearest first. An action done in a titled card ("pin the eval loss chart to the top")
+   prefers the icons on that title's row, right of it, over the same icon in other cards.
 2. Each anchor draws its map on the screen's grid; :func:`~lemmata.gui.fusion.consensus_single_peak`
    fuses them. The point is the centre of the best candidate box under the fused peak (or the
    peak cell itself when no box is there, as with attention alone).
@@ -28,6 +29,7 @@ from lemmata.gui.anchors import (
     _crop,
     _suppress,
     draw_candidates,
+    normalise_text,
 )
 from lemmata.gui.boxes import Box, overlap_of_smaller
 from lemmata.gui.fusion import FusionConfig, consensus_single_peak
@@ -46,6 +48,7 @@ __all__ = ["DEFAULT_THRESHOLD", "Grounder", "Grounding", "ground"]
 # icon sets: 0.60 and 0.55 tie (mean 0.914 / 0.913); 0.55 keeps off the cliff at 0.65
 DEFAULT_THRESHOLD = 0.55
 OFF_KIND = 0.7  # the score factor of a text candidate for "the ... icon", and vice versa
+CARD_TITLE = 0.5  # how surely a card's title must be read for its controls to be preferred
 
 
 @dataclass
@@ -191,6 +194,8 @@ class Grounder:
             }
         if query.relation is not None:
             cands = self._relate(screen, query, cands)
+        elif query.card and query.kind != "text":
+            cands = self._in_card(screen, query, cands)
         maps: dict[str, torch.Tensor] = {}
         for a in self.anchors:
             if a.name in cands:
@@ -297,6 +302,55 @@ class Grounder:
                 for c, f in rows
             ]
             out[name] = _suppress(sorted(kept, key=lambda c: -c.score))
+        return out
+
+    def _in_card(
+        self, screen: Screen, query: Query, cands: dict[str, list[Candidate]]
+    ) -> dict[str, list[Candidate]]:
+        """An action done in a titled card ("pin the eval loss chart to the top"): the icons on
+        its title's row right of the title, up to the row's next words (where a card keeps its
+        controls), keep their scores, the nearest a little more, and other icons and the title
+        itself yield (:data:`OFF_KIND`). Unchanged
+        when the title is not on the screen or no icon there is sure enough to be clicked."""
+        text = self._text_anchor()
+        if text is None:
+            return cands
+        titles = text._matches(screen, query.card)
+        if not titles or titles[0].score < CARD_TITLE:
+            return cands
+        title = titles[0].box
+        # the card ends where the row's next words begin (the next card's title)
+        end = min(
+            (
+                w.box[0]
+                for w in screen.ocr(text.ocr).words
+                if w.box[0] > title[2] + 4
+                and min(w.box[3], title[3]) - max(w.box[1], title[1]) > 0
+                and len(normalise_text(w.text)) >= 3
+            ),
+            default=float(screen.image.width),
+        )
+        near = {
+            id(c): _relation_factor(c.box, title, "right") if c.box[2] <= end else 0.0
+            for cs in cands.values()
+            for c in cs
+            if c.kind == "icon"
+        }
+        inside = [c for cs in cands.values() for c in cs if near.get(id(c), 0.0) > 0]
+        if not any(c.score >= self.threshold for c in inside):
+            return cands
+        nearest = max(near[id(c)] for c in inside)
+        out: dict[str, list[Candidate]] = {}
+        for name, cs in cands.items():
+            kept = []
+            for c in cs:
+                if near.get(id(c), 0.0) > 0:
+                    kept.append(_rescored(c, c.score * (0.9 + 0.1 * near[id(c)] / nearest)))
+                elif c.kind == "icon" or overlap_of_smaller(c.box, title) > 0.5:
+                    kept.append(_rescored(c, c.score * OFF_KIND))
+                else:
+                    kept.append(c)
+            out[name] = sorted(kept, key=lambda c: -c.score)
         return out
 
     def _zoom(self, screen: Screen, query: Query, best: Candidate) -> Candidate | None:

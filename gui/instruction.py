@@ -9,7 +9,9 @@ Instructions worded as actions are read twice: ``"create a new text file"`` keep
 the action words and "new" gone) and its ``action_text`` (``"create a new text file"``, only the
 clicking words gone: what an icon's meaning is matched with), and the action without its object,
 which is what an icon draws: ``verb`` (``"reload the runs"`` -> ``"reload"``) and ``verb_phrase``
-(``"expand the chart to full screen"`` -> ``"expand to full screen"``). The anchors match the phrase; :mod:`~lemmata.gui.ground`
+(``"expand the chart to full screen"`` -> ``"expand to full screen"``), and ``card``, the title of
+the card the action is done in (``"pin the eval loss chart to the top"`` -> ``"eval loss"``).
+The anchors match the phrase; :mod:`~lemmata.gui.ground`
 resolves relations by grounding the reference first.
 """
 
@@ -63,8 +65,18 @@ _ACTIONS = {
     "cut", "undo", "redo", "refresh", "reload", "search", "show", "hide", "view", "restart",
     "stop", "play", "pause", "insert", "attach", "send", "export", "import", "new", "go",
     "return", "get", "see", "enter", "leave", "exit", "turn", "set", "manage", "browse", "open",
+    # looking at something: its object is what to find
+    "read", "look", "inspect", "examine", "watch", "study",
 }  # fmt: skip
-_PARTICLES = {"in", "out", "up", "off", "on", "to", "into", "back", "over", "down"}
+_PARTICLES = {"in", "out", "up", "off", "on", "to", "into", "back", "over", "down", "at"}
+# "show only the image cards": words between the action and its object
+_LIMITERS = {"only", "just"}
+# what a card or a chart is called by its kind, not its title ("the image cards", "the eval
+# loss chart"): the label says the rest
+_CONTAINERS = {"card", "cards", "tile", "tiles", "chart", "charts", "plot", "plots"}
+# a relative clause describes the object ("the text that the runs logged"): the label names
+# what comes before it
+_RELATIVES = {"that", "which", "who", "whose", "where"}
 # what "close this panel" or "delete the selection" points at is the control, not a label
 _DEICTIC = {
     "selection", "selected", "panel", "page", "window", "dialog", "item", "items", "view",
@@ -129,6 +141,9 @@ class Query:
     # the action with its object gone but what follows it kept ("expand the chart to full
     # screen" -> "expand to full screen"); empty when that is the bare verb
     verb_phrase: str = ""
+    # the title of the card or row the action is done in ("pin the eval loss chart to the top"
+    # -> "eval loss"): the target is a control inside it, not its title
+    card: str = ""
 
 
 def _subject(action: str) -> str:
@@ -137,18 +152,51 @@ def _subject(action: str) -> str:
     nothing of substance is left ("sign in") or only words that point at the current thing
     ("close this panel")."""
     words = [w.strip(",;:") for w in action.split()]
-    while words and words[-1].lower() in (_ICON_WORDS | _ROLE_WORDS | _PLACES) - {"text"}:
+    cut = next((i for i, w in enumerate(words) if i > 1 and w.lower() in _RELATIVES), None)
+    described = cut is not None  # "the text that the runs logged" is not "this text"
+    words = words[:cut]
+    ends = (_ICON_WORDS | _ROLE_WORDS | _PLACES | _CONTAINERS) - {"text"}
+    while words and words[-1].lower() in ends:
         words = words[:-1]
     k = 0
     while k < len(words) and words[k].lower() in _ACTIONS | _ARTICLES:
         k += 1
     # the particles of a phrasal action ("go to the scalars", "switch over to ...")
-    while 0 < k < len(words) and words[k].lower() in _PARTICLES | _ARTICLES:
+    while 0 < k < len(words) and words[k].lower() in _PARTICLES | _ARTICLES | _LIMITERS:
         k += 1
     rest = [w for w in words[k:] if w.lower() not in _ARTICLES]
-    if k == 0 or not any(len(w) >= 3 and w.lower() not in _PARTICLES | _DEICTIC for w in rest):
+    pointing = _PARTICLES if described else _PARTICLES | _DEICTIC
+    if k == 0 or not any(len(w) >= 3 and w.lower() not in pointing for w in rest):
         return ""
     return " ".join(rest)
+
+
+# what holds a title and its own controls: "the eval loss chart", "Alice's row"
+_CARDS = {"card", "chart", "plot", "tile", "row", "widget"}
+_DEFINITE = {"the", "this", "that", "my"}
+# words that pick a card by its place or age, not by its title
+_ORDER = {"new", "next", "previous", "first", "last", "other", "same", "current", "selected"}
+
+
+def _card(action: str) -> str:
+    """The title of the card (or row) an action is done in, when the action's object is one
+    ("pin the eval loss chart to the top", "open the eval loss chart's menu", "delete the
+    Alice row" -> "eval loss", "eval loss", "Alice"): the words between the last article and
+    the card's kind; empty when the object is no card or names none ("zoom in on the chart")."""
+    words = [w.strip(",;:") for w in action.split()]
+    for i, w in enumerate(words):
+        base = re.sub(r"['’]s$", "", w.lower())
+        if base not in _CARDS or i < 2:
+            continue
+        # a definite one ("the eval loss chart"): "add a new row" names no row on the screen
+        j = max((k for k in range(i) if words[k].lower() in _DEFINITE), default=None)
+        if j is None:
+            return ""
+        title = words[j + 1 : i]
+        if title and all(t.lower() not in _ORDER for t in title):
+            return " ".join(title)
+        return ""
+    return ""
 
 
 def _verb(action: str) -> str:
@@ -266,4 +314,5 @@ def parse_instruction(instruction: str) -> Query:
         action_text=action if action.lower() != phrase.lower() else "",
         verb=verb,
         verb_phrase=_verb_phrase(doing, verb),
+        card=_card(doing) if verb else "",
     )

@@ -130,3 +130,82 @@ def test_a_label_sharing_the_instructions_words_is_found(
 def test_one_shared_word_is_not_enough(text_grounder, toolbar, instruction) -> None:  # type: ignore[no-untyped-def]
     img, _ = toolbar
     assert text_grounder.ground(img, instruction).abstained
+
+
+@pytest.fixture(scope="module")
+def menu():  # type: ignore[no-untyped-def]
+    """An application's open main menu (drawn here): commands with their shortcuts set right, a
+    filter bar of card kinds above it; each label's box."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    img = Image.new("RGB", (900, 460), (250, 250, 250))
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype("DejaVuSans.ttf", 14)
+    draw.rectangle((0, 0, 260, 460), fill=(236, 236, 236))
+    boxes = {}
+    rows = [
+        ("Open...", "Ctrl+O"),
+        ("Export as PNG", "Ctrl+Shift+E"),
+        ("Export as SVG", "Ctrl+Alt+E"),
+        ("Find...", "Ctrl+F"),
+        ("Show Horizontal", "Ctrl+K"),
+        ("Zoom In", "Shift+Up"),
+        ("Report Issue", ""),
+        ("About Viewer", ""),
+    ]
+    for i, (label, keys) in enumerate(rows):
+        y = 20 + i * 34
+        draw.text((14, y), label, fill=(20, 20, 20), font=font)
+        draw.text(
+            (250 - draw.textlength(keys, font=font), y), keys, fill=(120, 120, 120), font=font
+        )
+        boxes[label] = (0, y - 8, 260, y + 24)
+    for i, label in enumerate(["All", "Scalars", "Image", "Histogram", "Text"]):
+        x = 320 + i * 110
+        draw.rectangle((x, 20, x + 100, 48), outline=(190, 190, 190), fill="white")
+        draw.text(
+            (x + 50 - draw.textlength(label, font=font) / 2, 26),
+            label,
+            fill=(20, 20, 20),
+            font=font,
+        )
+        boxes[label] = (x, 20, x + 100, 48)
+    return img, boxes
+
+
+@pytest.mark.parametrize(
+    ("instruction", "label"),
+    [
+        # menu conventions: the command that applications name alike
+        ("search for a node", "Find..."),
+        ("load a different model file", "Open..."),
+        ("see which version of the viewer this is", "About Viewer"),
+        ("report a bug in the viewer", "Report Issue"),
+        ("lay the graph out from left to right", "Show Horizontal"),
+        ("export the graph as a vector image", "Export as SVG"),
+        ("save the graph as a PNG picture", "Export as PNG"),
+        # a filter named by the kind of card it shows, and an object described by a clause
+        ("show only the image cards", "Image"),
+        ("read the text that the runs logged", "Text"),
+    ],
+)
+def test_menu_commands_are_found_by_convention(text_grounder, menu, instruction, label) -> None:  # type: ignore[no-untyped-def]
+    img, boxes = menu
+    g = text_grounder.ground(img, instruction)
+    box = boxes[label]
+    assert not g.abstained and g.point is not None, g.anchors
+    assert box[0] <= g.point[0] <= box[2] and box[1] <= g.point[1] <= box[3], (g.point, g.anchors)
+
+
+@pytest.mark.parametrize(
+    "instruction", ["sign out of my account", "open the preferences", "quit the application"]
+)
+def test_a_convention_whose_command_is_absent_is_refused(text_grounder, menu, instruction) -> None:  # type: ignore[no-untyped-def]
+    img, _ = menu
+    assert text_grounder.ground(img, instruction).abstained
+
+
+def test_a_convention_does_not_take_a_command_for_something_else(text_grounder, toolbar) -> None:  # type: ignore[no-untyped-def]
+    """ "search for a node" on a screen with no Find or Search: refused, not the nearest label."""
+    img, _ = toolbar
+    assert text_grounder.ground(img, "search for a node").abstained

@@ -19,10 +19,16 @@ from lemmata.gui.instruction import parse_instruction
         ("go to the checkout", "checkout"),
         ("go to the scalars dashboard", "scalars"),
         ("click to leave full screen", "full screen"),
+        # what a filter shows is named by its kind: the label says the kind's name
+        ("show only the image cards", "image"),
+        # a relative clause describes the object; looking at a thing names it
+        ("read the text that the runs logged", "text"),
+        ("look at the final linear layer", "final linear layer"),
         # nothing of substance, or only the current thing: no subject
         ("click Sign in", ""),
         ("close this panel", ""),
         ("delete the selection", ""),
+        ("read this text", ""),
         ("click Save", ""),
     ],
 )
