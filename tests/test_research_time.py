@@ -60,6 +60,7 @@ FORMS: dict[str, tuple[str, Any]] = {
     "epoch_ms": ("INTEGER", lambda d: int((d - date(1970, 1, 1)).days * 86400 * 1000)),
     "excel": ("INTEGER", lambda d: (d - date(1899, 12, 30)).days),
     "yyyymmdd": ("INTEGER", lambda d: int(d.strftime("%Y%m%d"))),
+    "month_day_year": ("TEXT", lambda d: f"{d.month:02d}/{d.day}/{d.year}"),
 }
 
 
@@ -102,6 +103,8 @@ def test_a_monthly_series_gets_its_trend_whatever_form_its_time_takes(
         (["2023/01/15", "2023/02/01", "2023/03/05"], "x", "iso_slash"),
         (["2023Q1", "2023-Q2", "Q3 2023"], "x", "quarter"),
         (["January 2020", "Feb 2020", "Mar-2020"], "x", "month_name"),
+        (["05/20/1987", "05/21/1987", "06/1/1987", "12/31/1999"], "x", "month_day_year"),
+        (["20/05/1987", "21/05/1987", "1/06/1987", "31/12/1999"], "x", "day_month_year"),
         ([1990, 1991, 1992], "year", "year"),
         ([1990, 1991, 1992, 1993, 1994, 1995, 1996], "x", "year"),  # unnamed: a regular index
     ],
@@ -115,6 +118,36 @@ def test_time_forms_read_the_same_in_python_and_in_sql(
     for v in values:
         in_sql = con.execute(f"WITH v(c) AS (SELECT ?) SELECT date({found.sql('c')}) FROM v", (v,))
         assert in_sql.fetchone()[0] == date.fromordinal(int(found.day(v))).isoformat()
+
+
+def test_a_daily_series_dated_day_first_or_month_first_gets_its_change(tmp_path: Path) -> None:
+    rng = np.random.default_rng(11)
+    days = [date.fromordinal(date(2008, 1, 1).toordinal() + i) for i in range(400)]
+    price = np.where(np.arange(400) < 200, 130.0, 45.0) + rng.normal(0, 3, 400)
+    for order, stamp in (
+        ("month first", lambda d: f"{d.month:02d}/{d.day:02d}/{d.year}"),
+        ("day first", lambda d: f"{d.day}/{d.month}/{d.year}"),
+    ):
+        path = _write(
+            tmp_path / f"{order}.sqlite",
+            "oil",
+            {"day": "TEXT", "price": "REAL"},
+            [(stamp(d), float(p)) for d, p in zip(days, price, strict=True)],
+        )
+        table = survey(Database(path)).tables["oil"]
+        column = table.columns["day"]
+        assert column.role == "date" and order in column.evidence
+        assert (column.minimum, column.maximum) == ("2008-01-01", "2009-02-03")
+        assert table.series and table.period == "day"
+        falls = [i for i in _insights(path) if i.kind == "change" and i.direction == "decrease"]
+        assert falls and "price" in falls[0].columns
+
+
+def test_slash_dates_that_need_both_orders_are_no_time() -> None:
+    # 13/01 is day first, 01/13 month first: no one order reads the column.
+    assert detect_time(["13/01/2000", "01/13/2000", "02/02/2000", "03/03/2000"]) is None
+    # 31/02 is no day either way.
+    assert detect_time(["31/02/2000", "02/31/2000", "30/02/2000"], name="date") is None
 
 
 def test_numbers_that_only_look_like_years_stay_numbers() -> None:

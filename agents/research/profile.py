@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import Any, Literal
 
-from lemmata.agents.research.timeforms import FORMS, detect_time
+from lemmata.agents.research.timeforms import FORMS, detect_time, slash_order
 from lemmata.environments.database import Database, quote_ident
 
 __all__ = ["ColumnProfile", "Link", "Survey", "TableProfile", "sample_rows", "survey"]
@@ -235,10 +235,11 @@ def _profile_column(
                     f"{table}.{name}: {unread} of {len(present)} values do not read as "
                     f"{form.name} dates; they are left out of its time statistics"
                 )
+            order = slash_order(form, present)
             return decide(
                 "date",
                 f"{len(days)} of {len(present)} values read as {form.name} "
-                f"({profile.minimum} to {profile.maximum})",
+                f"({profile.minimum} to {profile.maximum}{'; ' + order if order else ''})",
             )
     if row_numbers:
         return decide("key", "row numbers (unique integers in row order): not a measure")

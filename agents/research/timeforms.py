@@ -10,6 +10,8 @@ iso_slash       ``2023/01/15``                       -
 year_month      ``2023-01``, ``2023/01``             -
 quarter         ``2023Q1``, ``2023-Q1``, ``Q1 2023``  -
 month_name      ``Jan 2023``, ``January 2023``        -
+month_day_year  ``01/15/2023`` (US order)            no first field over 12
+day_month_year  ``15/01/2023``                       a first field over 12, no second one
 yyyymmdd        ``20230115`` (number or text)        a time-like name, or ordered unique values
 year            ``2023`` (number or text)            a time-like name, or ordered unique values
 decimal_year    ``1949.0833`` (February 1949)        a time-like name, or a regular step
@@ -18,6 +20,9 @@ epoch_ms        Unix milliseconds                    a time-like name, or ordere
 excel           Excel serial days (1954-2064)        a time-like name
 ==============  ===================================  ==========================================
 
+A date written ``NN/NN/YYYY`` is read month first unless some value's first field is over 12
+(then day first); a column that needs both orders (a first field over 12 in one value, a second
+in another) is no time column; :func:`slash_order` tells which way a column was read and why.
 Numbers that only look like times (a price of 2019, a count of 45000) need the second column's
 evidence too. Each form converts a value to a day (:meth:`TimeForm.day`, proleptic Gregorian
 ordinal) in Python and to a Julian day number in SQL (:meth:`TimeForm.sql`), which SQLite's
@@ -38,7 +43,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-__all__ = ["TIME_FORMS", "TimeForm", "detect_time", "time_like_name"]
+__all__ = ["TIME_FORMS", "TimeForm", "detect_time", "slash_order", "time_like_name"]
 
 # Julian day number of proleptic Gregorian ordinal 0 (SQLite's julianday('0001-01-01') is
 # 1721425.5 and that day is ordinal 1).
@@ -53,12 +58,24 @@ _YEAR_MONTH = re.compile(r"^(\d{4})[-/](\d{1,2})$")
 _QUARTER = re.compile(r"^(\d{4})\s*-?\s*[Qq]([1-4])$")
 _QUARTER_FIRST = re.compile(r"^[Qq]([1-4])\s*-?\s*(\d{4})$")
 _MONTH_NAME = re.compile(r"^([A-Za-z]{3,9})\.?[\s\-,]*(\d{4})$")
+_SLASH_DATE = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})$")
 _YEAR_TEXT = re.compile(r"^\d{4}$")
 _TIME_NAME = re.compile(
     r"(date|time|year|yr|month|period|quarter|week|day|epoch|stamp|when|created|updated|"
     r"^ts$|_ts$|_at$|^t$|^dt$)",
     re.IGNORECASE,
 )
+
+
+def slash_order(form: TimeForm, values: Sequence[Any]) -> str:
+    """Why a ``NN/NN/YYYY`` column reads in ``form``'s order (empty for the other forms):
+    ``'month first: no first field over 12'`` or ``'day first: first fields up to 31'``."""
+    if form.name not in _SLASH_FORMS:
+        return ""
+    if form.name == "month_day_year":
+        return "month first: no first field over 12"
+    fields = [m for m in (_SLASH_DATE.match(str(v).strip()) for v in values) if m is not None]
+    return f"day first: first fields up to {max((int(m[1]) for m in fields), default=0)}"
 
 
 def time_like_name(name: str) -> bool:
@@ -134,6 +151,21 @@ def _month_name(v: Any) -> float | None:
     m = _MONTH_NAME.match(v.strip()) if isinstance(v, str) else None
     month = _month_of_name(m[1]) if m is not None else None
     return _ordinal(int(m[2]), month) if m is not None and month is not None else None
+
+
+def _slash_date(month_first: bool) -> Callable[[Any], float | None]:
+    def convert(v: Any) -> float | None:
+        m = _SLASH_DATE.match(v.strip()) if isinstance(v, str) else None
+        if m is None:
+            return None
+        a, b = int(m[1]), int(m[2])
+        month, day = (a, b) if month_first else (b, a)
+        try:
+            return _ordinal(int(m[3]), month, day)
+        except ValueError:
+            return None
+
+    return convert
 
 
 def _number(v: Any) -> float | None:
@@ -227,6 +259,19 @@ def _sql_month_name(c: str) -> str:
     return f"julianday(printf('%04d-%02d-01', CAST(substr(trim({c}), -4) AS INTEGER), {month}))"
 
 
+def _sql_slash_date(month_first: bool) -> Callable[[str], str]:
+    # SQLite's CAST reads a text's leading digits: the first field, and after the first slash
+    # the second; the year is the last four characters.
+    def to_sql(c: str) -> str:
+        first = f"CAST(trim({c}) AS INTEGER)"
+        second = f"CAST(substr(trim({c}), instr(trim({c}), '/') + 1) AS INTEGER)"
+        month, day = (first, second) if month_first else (second, first)
+        year = f"CAST(substr(trim({c}), -4) AS INTEGER)"
+        return f"julianday(printf('%04d-%02d-%02d', {year}, {month}, {day}))"
+
+    return to_sql
+
+
 def _sql_year(c: str) -> str:
     return f"julianday(printf('%04d-01-01', CAST({c} AS INTEGER)))"
 
@@ -283,6 +328,8 @@ TIME_FORMS: tuple[TimeForm, ...] = (
     TimeForm("year_month", _year_month, _sql_year_month, True),
     TimeForm("quarter", _quarter, _sql_quarter, True),
     TimeForm("month_name", _month_name, _sql_month_name, True),
+    TimeForm("month_day_year", _slash_date(True), _sql_slash_date(True), True),
+    TimeForm("day_month_year", _slash_date(False), _sql_slash_date(False), True),
     TimeForm("yyyymmdd", _yyyymmdd, _sql_yyyymmdd, False),
     TimeForm("year", _year, _sql_year, False),
     TimeForm("decimal_year", _decimal_year, _sql_decimal_year, False),
@@ -291,6 +338,7 @@ TIME_FORMS: tuple[TimeForm, ...] = (
     TimeForm("excel", _excel, _sql_excel, False),
 )
 FORMS = {f.name: f for f in TIME_FORMS}
+_SLASH_FORMS = ("month_day_year", "day_month_year")
 
 
 def _regular(days: Sequence[float]) -> bool:
@@ -329,6 +377,12 @@ def detect_time(
         days = [form.day(v) for v in present]
         good = [d for d in days if not math.isnan(d)]
         if len(good) < 0.9 * len(present) or len(set(good)) < 2:
+            continue
+        if form.name in _SLASH_FORMS and len(good) < sum(
+            isinstance(v, str) and bool(_SLASH_DATE.match(v.strip())) for v in present
+        ):
+            # Every NN/NN/YYYY value reads one way: month first unless a first field is over
+            # 12, day first unless a second one is; a column that needs both is neither.
             continue
         if form.strict:
             return form
