@@ -1,8 +1,8 @@
 """The second batch of real data sets (sealed at first, development data since): each builds
 into SQLite as shipped and every checklist item names a table, columns and entities that exist
 there. The research agent is not run here: ``benchmarks/research_recall.py`` scores the set as
-its table (d). The build check also runs over the second sealed set (``realdata_sealed2``),
-whose own tests are in ``tests/agents/research/test_realdata_sealed2.py``."""
+its table (d). The build check also runs over the second sealed set (``realdata_sealed2``)
+and the third batch (``realdata3``), whose own tests are in ``tests/agents/research/``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lemmata.agents.research import realdata, realdata_sealed, realdata_sealed2
+from lemmata.agents.research import realdata, realdata3, realdata_sealed, realdata_sealed2
 from lemmata.agents.research.realdata_sealed import DATASETS, RESERVED, available, build
 from lemmata.agents.research.types import DIRECTIONS, KINDS
 
@@ -61,16 +61,20 @@ def test_an_unknown_data_set_is_named_in_the_error(tmp_path: Path) -> None:
         available(["stocks", "nosuch"])
 
 
-def _value(text: str) -> object:
+def _hits(con: sqlite3.Connection, table: str, column: str, value: str) -> int:
+    """Rows where ``column`` holds ``value``, read as the scorer reads it: as text or a number
+    (a ``'1'`` category and a 0/1 boolean both match ``1``)."""
     try:
-        return float(text)
+        number: object = float(value)
     except ValueError:
-        return text
+        number = value
+    sql = f'SELECT COUNT(*) FROM "{table}" WHERE "{column}" = ? OR "{column}" = ?'
+    return int(con.execute(sql, (value, number)).fetchone()[0])
 
 
 @pytest.mark.parametrize(
     ("module", "name"),
-    [(m, n) for m in (realdata_sealed, realdata_sealed2) for n in sorted(m.DATASETS)],
+    [(m, n) for m in (realdata_sealed, realdata_sealed2, realdata3) for n in sorted(m.DATASETS)],
     ids=lambda v: v if isinstance(v, str) else v.__name__.rsplit(".", 1)[-1],
 )
 def test_a_data_set_builds_and_its_items_name_what_is_there(
@@ -93,22 +97,25 @@ def test_a_data_set_builds_and_its_items_name_what_is_there(
         assert item.table in tables, item.id
         # A relationship may name a column of a table the item's table refers to.
         linked = set(columns[item.table])
-        for (child, _), parent in data.references.items():
-            if child == item.table and item.kind == "relationship":
-                linked |= columns[parent]
+        if item.kind == "relationship":
+            for (child, _), parent in data.references.items():
+                if child == item.table:
+                    linked |= columns[parent]
         assert set(item.columns) <= linked, (item.id, sorted(linked))
         for entity in item.entities:
             column, _, value = entity.partition("=")
-            where = next(t for t in (item.table, *tables) if column in columns[t])
-            hits = con.execute(
-                f'SELECT COUNT(*) FROM "{where}" WHERE "{column}" = ?', (_value(value),)
-            ).fetchone()[0]
-            assert hits > 0, (item.id, entity)
-    # Linked tables: each declared foreign key holds (no child row without its parent).
-    for (child, column), parent in data.references.items():
-        keys = con.execute(f'PRAGMA foreign_key_list("{child}")').fetchall()
-        assert [(k[2], k[3]) for k in keys] == [(parent, column)]
-        assert con.execute("PRAGMA foreign_key_check").fetchall() == []
+            where = next(t for t in (item.table, *sorted(tables)) if column in columns[t])
+            assert _hits(con, where, column, value) > 0, (item.id, entity)
+    # Linked tables: each declared key is unique, each foreign key is declared and holds.
+    for parent, key in data.keys.items():
+        n, distinct = con.execute(
+            f'SELECT COUNT(*), COUNT(DISTINCT "{key}") FROM "{parent}"'
+        ).fetchone()
+        assert n == distinct > 1, (name, parent)
+    for child in {c for c, _ in data.references}:
+        declared = {(k[2], k[3]) for k in con.execute(f'PRAGMA foreign_key_list("{child}")')}
+        assert declared == {(p, col) for (c, col), p in data.references.items() if c == child}
+    assert con.execute("PRAGMA foreign_key_check").fetchall() == []
     # Rebuilding replaces the file rather than appending to it.
     rows = {t: con.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
     con.close()
