@@ -62,7 +62,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -468,19 +468,26 @@ def _classes(text: str, field: str = "sr_accept") -> list[int]:
     return [OUTCOMES.index(n) for n in names]
 
 
+def _with_context(steps: Sequence[ExpertStep]) -> Iterator[tuple[ExpertStep, float, set[str]]]:
+    """Each expert step with the score the episode had before it and the words the agent has
+    seen by then (the instruction, the first and the current observation, the history's)."""
+    score_after = {(s.task.id, s.index): s.expert.score for s in steps}
+    first = {s.task.id: s.observation for s in steps if s.index == 0}
+    for step in steps:
+        before = score_after.get((step.task.id, step.index - 1), 0.0)
+        texts = [step.instruction, step.observation, first.get(step.task.id, "")]
+        seen = {w for t in [*texts, *(o for _, o in step.history)] for w in _words(t)}
+        yield step, before, seen
+
+
 def _recovery(steps: Sequence[ExpertStep], enc: _Encoder, recover: list[int]) -> list[_Example]:
     """Imitation examples at the alternatives' next states: where an alternative's outcome is
     of a ``recover`` class and its observation still shows every word of the state it left
     (the alternative moved nothing away: a look, an inventory, a failed tactic), the episode
     stands where the expert stood, one observed detour later, and the expert's action is the
     target; the detour's outcome is in the history, as a reflection's would be."""
-    score_after = {(s.task.id, s.index): s.expert.score for s in steps}
-    first = {s.task.id: s.observation for s in steps if s.index == 0}
     out = []
-    for step in steps:
-        before = score_after.get((step.task.id, step.index - 1), 0.0)
-        texts = [step.instruction, step.observation, first.get(step.task.id, "")]
-        seen = {w for t in [*texts, *(o for _, o in step.history)] for w in _words(t)}
+    for step, before, seen in _with_context(steps):
         now = set(_words(step.observation))
         actions = list(step.admissible) if step.admissible else []
         if step.action not in actions:
@@ -504,13 +511,8 @@ def _recovery(steps: Sequence[ExpertStep], enc: _Encoder, recover: list[int]) ->
 
 
 def _examples(steps: Sequence[ExpertStep], enc: _Encoder) -> list[_Example]:
-    score_after = {(s.task.id, s.index): s.expert.score for s in steps}
-    first = {s.task.id: s.observation for s in steps if s.index == 0}
     out = []
-    for step in steps:
-        before = score_after.get((step.task.id, step.index - 1), 0.0)
-        texts = [step.instruction, step.observation, first.get(step.task.id, "")]
-        seen = {w for t in [*texts, *(o for _, o in step.history)] for w in _words(t)}
+    for step, before, seen in _with_context(steps):
         tried = {step.action: step.expert, **{b.action: b.outcome for b in step.alternatives}}
         actions = list(step.admissible) if step.admissible else list(tried)
         if step.action not in actions:
