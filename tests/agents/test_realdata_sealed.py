@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from lemmata.agents.research import realdata, realdata3, realdata_sealed, realdata_sealed2
-from lemmata.agents.research.realdata_sealed import DATASETS, RESERVED, available, build
+from lemmata.agents.research.realdata_sealed import DATASETS, RESERVED
 from lemmata.agents.research.types import DIRECTIONS, KINDS
 
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -54,11 +54,16 @@ def test_no_data_set_is_an_r_classic_or_one_of_the_other_real_data_sets() -> Non
         assert all(t in d.keys for t in d.references.values()), d.name
 
 
-def test_an_unknown_data_set_is_named_in_the_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "module",
+    [realdata_sealed, realdata_sealed2, realdata3],
+    ids=lambda m: m.__name__.rsplit(".", 1)[-1],
+)
+def test_an_unknown_data_set_is_named_in_the_error(tmp_path: Path, module: Any) -> None:
     with pytest.raises(KeyError, match="nosuch"):
-        build("nosuch", tmp_path / "x.sqlite")
+        module.build("nosuch", tmp_path / "x.sqlite")
     with pytest.raises(KeyError, match="nosuch"):
-        available(["stocks", "nosuch"])
+        module.available([min(module.DATASETS), "nosuch"])
 
 
 def _hits(con: sqlite3.Connection, table: str, column: str, value: str) -> int:

