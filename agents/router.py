@@ -231,6 +231,47 @@ _GENERAL = re.compile(
 )
 
 
+# Memory requests in German, French, Spanish and Portuguese, read by their form: the gate's
+# cues are English. A request to keep ("Retiens que ...", "Recuerda que ...", "Merk dir, dass
+# ..."), to forget ("Olvida lo de ...", "Vergiss alles über ...") and a question about the
+# user's own things or what memory holds ("Où habite ma sœur ?", "Was hast du über X
+# gespeichert?"); "basándote en lo que sabes de mí" asks memory to reason.
+_FOREIGN_KEEP = re.compile(
+    r"^\s*(?:(?:s'il te plaît|por favor|bitte)[\s,]+)?(?:retiens|souviens-toi|rappelle-toi|"
+    r"note|notez|retenez|recuerda|recuerde|acuérdate de|apunta|anota|guarda|lembra|lembre|"
+    r"lembre-se de|lembra-te de|anote|grava|merk dir|merke dir|merken sie sich|notier dir|"
+    r"speicher|speichere)\s*,?\s*(?:que|qu'|dass|das)\s*(?P<rest>.+?)\s*[.!]*\s*$",
+    re.I,
+)
+_FOREIGN_FORGET = re.compile(
+    r"^\s*(?:(?:s'il te plaît|por favor|bitte)[\s,]+)?(?:oublie|oubliez|olvida|olvide|olvídate de|"
+    r"esquece|esqueça|vergiss|vergessen sie|lösche|efface|borra|apaga)\s+"
+    r"(?:(?:tout )?(?:ce que tu sais (?:sur|de)|ce qui concerne)|tout sur|todo (?:lo )?(?:de|sobre)|"
+    r"lo de|lo que sabes de|tudo (?:sobre|de)|o que sabes (?:sobre|de)|alles über|alles zu|das mit)?"
+    r"\s*(?P<rest>.+?)\s*[.!]*\s*$",
+    re.I,
+)
+_FOREIGN_QUESTION = re.compile(
+    r"^\s*¿|^\s*(?:was (?:hast|habe|weißt|ist|sind|war)|wie|wer|wo|wann|welche[rsnm]?|warum|hast du|weißt du|où|quand|qui|"
+    r"quel(?:le)?s?|comment|combien|pourquoi|est-ce que|qu'est-ce|dónde|cuándo|quién|cuál|"
+    r"cómo|qué|cuánto|onde|quando|quem|qual|como|quanto|o que)\b",
+    re.I,
+)
+_FOREIGN_MEMORY = re.compile(
+    r"\b(?:mein|meine[mnrs]?|unser(?:e[mnrs]?)?|gespeichert|gemerkt|erinnerst|ma|mon|mes|notre|"
+    r"nos|déjà|retenu|mi|mis|nuestr[oa]s?|guardado|recuerdas|meu|minha|meus|minhas|nosso|nossa|"
+    r"lembras|sabes de mim|sabes de mí|sais de moi|weißt du über mich)\b",
+    re.I,
+)
+_FOREIGN_REASON = re.compile(
+    r"\b(?:basándote en|según) lo que sabes|\b(?:d'après|selon) ce que tu sais|"
+    r"\b(?:com base n)?o que (?:tu )?sabes de mim|\bnach allem,? was du (?:über mich )?weißt",
+    re.I,
+)
+# words of English that the foreign patterns could take for their own ("note that ...", "como")
+_ENGLISH_START = re.compile(r"^\s*note\s+(?:that|down)\b", re.I)
+
+
 @dataclass(frozen=True)
 class Route:
     """The router's decision: ``operation`` (None when declined) and its ``args``;
@@ -392,6 +433,9 @@ class Router:
             sim, op, args = fired[0]
             why = f"the task's form matches {op.qualified_name}"
             return Route(op.qualified_name, args, sim, why, scores)
+        foreign = self._foreign_memory(text, evidence)
+        if foreign is not None:
+            return Route(*foreign, scores=scores)
         # what memory is asked for, if anything: the fitted gate over words, evidence and form
         feats = self.features(text, evidence, v=v) if v is not None else {}
         probs = self.gate.probabilities(feats) if feats else {"none": 1.0}
@@ -465,6 +509,29 @@ class Router:
         ]
         best_memory_form = max((scores.get(n, 0.0) for n in memory_form), default=-1.0)
         return fired, bool(fired) and fired[0][0] >= best_memory_form
+
+    def _foreign_memory(
+        self, text: str, evidence: float | None
+    ) -> tuple[str, dict[str, Any], float, str] | None:
+        """A memory request in German, French, Spanish or Portuguese, read by its form: the
+        operation, its arguments, a confidence and the reason (None: not such a request)."""
+        if _ENGLISH_START.match(text):
+            return None
+        why = "the task's form matches {} (a request in another language)"
+        m = _FOREIGN_KEEP.match(text)
+        if m and self.registry.find("memory_remember") is not None:
+            return "memory_remember", {"text": m["rest"]}, 0.9, why.format("memory_remember")
+        m = _FOREIGN_FORGET.match(text)
+        if m and self.registry.find("memory_forget") is not None:
+            return "memory_forget", {"about": m["rest"]}, 0.9, why.format("memory_forget")
+        if not _FOREIGN_QUESTION.search(text) and not _FOREIGN_REASON.search(text):
+            return None
+        name = "memory_reason" if _FOREIGN_REASON.search(text) else "memory_recall"
+        known = evidence is not None and evidence >= 0.25
+        op = self.registry.find(name)
+        if op is None or not (name == "memory_reason" or known or _FOREIGN_MEMORY.search(text)):
+            return None
+        return name, op.arguments(text) or {"query": text}, 0.7, why.format(name)
 
     def _form(self, name: str, text: str) -> dict[str, Any] | None:
         op = self.registry.find(name)

@@ -175,9 +175,107 @@ def _python_sum(m: re.Match[str]) -> str:
     return f"Sum({m['body']}, ({m['k']}, {lo}, {hi}))"
 
 
+# Unicode sub- and superscripts ("∑ₖ₌₀ⁿ", "3ⁿ"): a run becomes "_(k=0)" or "^(n)"
+_SUBSCRIPTS = dict(zip("ₖₙₘᵢⱼ₀₁₂₃₄₅₆₇₈₉₌₊₋₍₎", "knmij0123456789=+-()", strict=True))
+_SUPERSCRIPTS = dict(zip("ⁿᵏᵐⁱʲ⁰¹⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾", "nkmij01456789+-()", strict=True))
+# Mathematica's brackets: Binomial[n, k], Sum[f, {k, 0, n}], "=="
+_MMA_FUNCTION = re.compile(r"\b(Binomial|Factorial|Sum)\[")
+# Maple's sum(f, k = a..b)
+_MAPLE_SUM = re.compile(r"\b[sS]um\(")
+# sums said in German, French, Spanish and Portuguese: "Summe über k von 0 bis n von X",
+# "la somme pour k de 0 à n de X vaut Y", "la suma de k=1 a n de X es Y"
+_FOREIGN_WORDS = (
+    (
+        r"\b(?:Summe|somme|suma|soma)\s+(?:über|für|pour|sur|de|para|sobre|en)\s+"
+        r"(?=[a-z]\b)",
+        "sum over ",
+    ),
+    (r"\b(?:Summe|somme|suma|soma)\b", "sum"),
+    (
+        r"\b(?P<k>[a-z])\s*(?:=|von|de|desde|da|do)\s*(?P<lo>[-\w()+]+)\s+(?:bis|à|a|até|hasta|au)\s+",
+        r"\g<k> from \g<lo> to ",
+    ),
+    (r"(?<=\s)(?:von|de|da|do|du)\s+(?=\S)", "of "),
+    (
+        r"\b(?:vaut|ist gleich|ist|égale|est égal à|est|es igual a|es|é igual a|é|ergibt|gleich)\b",
+        "equals",
+    ),
+)
+# "summing X over k = 0..n gives Y": as "X summed over k = 0..n"
+_SUMMING = re.compile(r"\bsumming\s+(?P<body>.+?)\s+(?=over\b|for\b)", re.I | re.S)
+
+
+def _scripts(text: str) -> str:
+    for table, mark in ((_SUBSCRIPTS, "_"), (_SUPERSCRIPTS, "^")):
+        chars = "".join(re.escape(c) for c in table)
+        pieces = re.split(f"([{chars}]+)", text)
+        text = "".join(
+            f"{mark}({''.join(table[c] for c in piece)})" if i % 2 else piece
+            for i, piece in enumerate(pieces)
+        )
+    return text
+
+
+def _closing(text: str, start: int, opening: str, closing: str) -> int | None:
+    """The index of the bracket that closes the one before ``start``."""
+    depth = 1
+    for i in range(start, len(text)):
+        depth += {opening: 1, closing: -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    return None
+
+
+def _mathematica(text: str) -> str:
+    while m := _MMA_FUNCTION.search(text):
+        end = _closing(text, m.end(), "[", "]")
+        if end is None:
+            return text
+        inner = text[m.end() : end]
+        name = m.group(1)
+        if name == "Sum":
+            r = re.fullmatch(
+                r"(?P<body>.+),\s*\{\s*(?P<k>[a-z])\s*,(?P<lo>[^,{}]+),(?P<hi>[^,{}]+)\}\s*",
+                inner,
+                re.S,
+            )
+            if r is None:
+                return text
+            new = f"Sum({r['body']}, ({r['k']}, {r['lo'].strip()}, {r['hi'].strip()}))"
+        else:
+            new = f"{name.lower()}({inner})"
+        text = text[: m.start()] + new + text[end + 1 :]
+    return text
+
+
+def _maple(text: str) -> str:
+    out, pos = [], 0
+    for m in _MAPLE_SUM.finditer(text):
+        if m.start() < pos:
+            continue
+        end = _closing(text, m.end(), "(", ")")
+        if end is None:
+            break
+        r = re.fullmatch(
+            r"(?P<body>.+),\s*(?P<k>[a-z])\s*=\s*(?P<lo>[^,]+?)\s*\.\.\s*(?P<hi>[^,]+?)\s*",
+            text[m.end() : end],
+            re.S,
+        )
+        if r is None:
+            continue
+        out.append(text[pos : m.start()])
+        out.append(f"Sum({r['body']}, ({r['k']}, {r['lo']}, {r['hi']}))")
+        pos = end + 1
+    return "".join(out) + text[pos:]
+
+
 def _plain(text: str) -> str:
     """One ASCII spelling of the maths in a task (see the section's comment)."""
-    text = text.translate(_UNICODE)
+    text = _scripts(text).translate(_UNICODE)
+    text = _maple(_mathematica(text))
+    for word, plain in _FOREIGN_WORDS:
+        text = re.sub(word, plain, text)
+    text = _SUMMING.sub(lambda m: f"{m['body']} summed ", text)
     if "\\" in text:  # LaTeX: "k\\binom{n}{k}" is k times the binomial, "n2^{n-1}" is n 2^{n-1}
         text = re.sub(r"(?<=[A-Za-z0-9)}])\\(?=[A-Za-z]{2})", r" \\", text)
         text = re.sub(r"(?<![A-Za-z0-9_\\])([a-z])(?=\d+\s*\^)", r"\1 ", text)
@@ -218,7 +316,8 @@ def _math_prefix(text: str) -> str:
         if len(w.group()) > 1 and w.group() not in _FUNCTIONS:
             end = w.start()
             break
-    return text[:end].strip().rstrip("*+-/^,. ").strip()
+    # "binomial(n + m, n) (from Mathematica)": a remark in parentheses is not the expression
+    return text[:end].strip().rstrip("*+-/^,. (").strip()
 
 
 _BOUND = r"[-+]?[\w()]+(?:\s*[-+*/^]\s*[\w()]+)*"
@@ -364,7 +463,7 @@ _LEAD = re.compile(
 )
 _N_MIN = re.compile(
     r",?\s*(?:\b(?:for|when|where|with)\s+(?:all\s+|every\s+)?(?:integers?\s+|natural numbers?\s+)?|"
-    r",\s*|\(\s*)n\s*(?:>=|=>)\s*(?P<n>\d+)\s*\)?,?",
+    r",\s*|\(\s*)n\s*(?:>=|=>|\bat\s+least\b)\s*(?P<n>\d+)\s*\)?,?",
     re.I,
 )
 _TAIL = re.compile(

@@ -710,3 +710,92 @@ def test_a_page_routed_by_its_address_is_loaded_from_there_with_its_base(tmp_pat
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        (
+            "Retiens que la clé de la cave est sous le pot.",
+            "memory_remember",
+            {"text": "la clé de la cave est sous le pot"},
+        ),
+        (
+            "Merk dir, dass der Zahnarzt am Freitag anruft",
+            "memory_remember",
+            {"text": "der Zahnarzt am Freitag anruft"},
+        ),
+        (
+            "Lembre-se de que a reunião mudou para as 10.",
+            "memory_remember",
+            {"text": "a reunião mudou para as 10"},
+        ),
+        ("Olvida todo sobre mi antiguo piso.", "memory_forget", {"about": "mi antiguo piso"}),
+        (
+            "Oublie ce que tu sais sur mon ancien numéro",
+            "memory_forget",
+            {"about": "mon ancien numéro"},
+        ),
+        ("Wo wohnt meine Tante?", "memory_recall", {}),
+        ("¿Dónde dejé mis llaves?", "memory_recall", {}),
+        ("Según lo que sabes de mí, ¿me conviene el tren de las 8?", "memory_reason", {}),
+    ],
+)
+def test_memory_requests_in_german_french_spanish_and_portuguese(
+    router, text, operation, args
+) -> None:
+    route = router.route(text)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
+def test_a_question_in_another_language_goes_to_memory_only_when_it_is_the_users_own(
+    router,
+) -> None:
+    # general knowledge, in French and Spanish: nothing of the user's and memory knows nothing
+    assert router.route("Quelle est la capitale du Pérou ?").declined
+    assert router.route("¿Cuántos habitantes tiene Lima?").declined
+    # the same form about something memory holds
+    assert router.route("¿Cuándo llega el técnico?", evidence=0.6).operation == "memory_recall"
+    # English words that look like the other languages' are left to the English rules
+    assert router.route("Note that the printer code is 5521").operation == "memory_remember"
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # prose in German, French and Spanish
+        (
+            "Zeige: Summe über k von 0 bis n von binomial(n,k) = 2^n",
+            "Sum(binomial(n,k), (k, 0, n)) = 2**n",
+        ),
+        (
+            "Montrer que la somme pour k de 1 à n de k vaut n(n+1)/2",
+            "Sum(k, (k, 1, n)) = n*(n+1)/2",
+        ),
+        ("Prueba que la suma de k=0 a n de C(n,k) es 2^n", "Sum(binomial(n,k), (k, 0, n)) = 2**n"),
+        # Mathematica and Maple
+        (
+            "Sum[Binomial[n, k], {k, 0, n}] == 2^n (Mathematica says True)",
+            "Sum(binomial(n, k), (k, 0, n)) = 2**n",
+        ),
+        (
+            "sum(k*binomial(n,k), k=0..n) = n*2^(n-1); can you prove it?",
+            "Sum(k*binomial(n,k), (k, 0, n)) = n*2**(n-1)",
+        ),
+        # unicode sub- and superscripts
+        ("∑ₖ₌₀ⁿ (n choose k) = 2ⁿ, prove it", "Sum((binomial(n, k)), (k, 0, n)) = 2**(n)"),
+        # "summing X over k ... gives Y" with "n at least 1"
+        (
+            "for n at least 1, summing k C(n,k) over k = 0..n gives n 2^(n-1)",
+            "Sum(k*binomial(n,k), (k, 0, n)) = n*2**(n-1)",
+        ),
+    ],
+)
+def test_sum_identities_in_other_notations_and_languages_are_proved(
+    router, text, statement
+) -> None:
+    route = router.route(text)
+    assert route.operation == "provers_prove", route.reason
+    assert route.args.get("statement") == statement, route.args
