@@ -200,7 +200,7 @@ _FORGET_LEAD = re.compile(
     re.I,
 )
 _FORGET_TAIL = re.compile(
-    r"\s*(?:(?:from|in)\s+(?:your\s+|my\s+|the\s+)?memory|any\s?more|anymore|now|please|thanks)\b[\s.!?]*$",
+    r"\s*(?:(?:from|in)\s+(?:your\s+|ur\s+|my\s+|the\s+)?memory|any\s?more|anymore|now|please|thanks)\b[\s.!?]*$",
     re.I,
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s+-\s+|\s+—\s+")
@@ -326,7 +326,7 @@ def _referent(said: str) -> str:
 # "Can you remember that?", "Note to self", "Log this for me")
 _KEEP_WORDS = re.compile(
     r"\b(?:remember|memori[sz]e|memory|note|notes|save|saved|store|stored|keep|record|file|mind|"
-    r"jot|log|commit|forget)\b",
+    r"jot|log|commit|forget|(?:hang|hold)\s+on\s*to)\b",
     re.I,
 )
 _KEEP_LEAD = re.compile(
@@ -552,9 +552,11 @@ def _subject(said: str) -> str | None:
     ("the thing about", "anything you stored on"), the reason after it ("..., it's public
     now", "? Turns out ..."), "from your memory"; None when it is only a pronoun."""
     # the first sentence ("Dr. Okafor" is not a sentence end)
-    about = re.split(r"(?<=[a-z]{3}[.!?])\s+|(?<=[!?])\s+", said.strip(), maxsplit=1)[0]
+    # (or clause: "...; security asked us not to store it")
+    about = re.split(r"(?<=[a-z]{3}[.!?])\s+|(?<=[!?])\s+|\s*;\s+", said.strip(), maxsplit=1)[0]
     about = re.sub(
-        r"^(?:(?:the|that)\s+)?(?:thing|stuff|bit|part|info(?:rmation)?)\s+(?:about|on|of)\s+",
+        r"^(?:(?:the|that)\s+)?(?:thing|stuff|bit|part|info(?:rmation)?|record|mention)\s+"
+        r"(?:about|on|of)\s+",
         "",
         about,
         flags=re.I,
@@ -584,7 +586,7 @@ def _subject(said: str) -> str | None:
     about = re.sub(r"^(?:that|about)\s+(?=\S+\s)", "", about, flags=re.I)
     # "..., it's public now": the reason after the topic is not part of it
     about = re.split(
-        r",\s*(?=(?:it'?s|it\s+(?:is|was|has|had|turned|got|changed|ended|moved)|since|because|as|"
+        r",\s*(?=(?:it'?s|it\s+(?:is|was|has|had|turned|got|changed|ended|moved|\w+ed)|since|because|as|"
         r"that'?s|that\s+(?:was|is)|they'?re|i'?ve|we'?ve|he|she|they|we|i|turns\s+out|"
         r"never\s?mind|so|"
         # a sentence of news after the topic: "Marco gave it back", "the project got cancelled"
@@ -599,6 +601,8 @@ def _subject(said: str) -> str | None:
         about = _FORGET_TAIL.sub("", about).strip().rstrip(".?!,").strip()
     # "the drill thing": the word that only says "the matter of"
     about = re.sub(r"(?<=\w)\s+(?:thing|stuff|business|situation)$", "", about, flags=re.I)
+    # "the dentist memory": the word that names what memory holds, after its topic
+    about = re.sub(r"(?<=\w)\s+(?:memory|memories)$", "", about, flags=re.I)
     if not about or about.lower() in _NOT_A_TOPIC:
         return None
     return about

@@ -799,3 +799,46 @@ def test_sum_identities_in_other_notations_and_languages_are_proved(
     route = router.route(text)
     assert route.operation == "provers_prove", route.reason
     assert route.args.get("statement") == statement, route.args
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # the words that name what memory holds, before or after the topic
+        (
+            "please erase the record of my old gym membership",
+            "memory_forget",
+            {"about": "my old gym membership"},
+        ),
+        ("delete the parking memory", "memory_forget", {"about": "the parking"}),
+        (
+            "pls remove the bit about my cousin from ur memory",
+            "memory_forget",
+            {"about": "my cousin"},
+        ),
+        # the reason after the topic, set off by a comma or a semicolon
+        (
+            "Forget the Falcon budget, it leaked last week",
+            "memory_forget",
+            {"about": "the Falcon budget"},
+        ),
+        (
+            "Forget the old VPN address; IT replaced it",
+            "memory_forget",
+            {"about": "the old VPN address"},
+        ),
+        # "hang on to that" asks to keep what came before it
+        (
+            "btw my gym locker is 112, hang on to that",
+            "memory_remember",
+            {"text": "my gym locker is 112"},
+        ),
+    ],
+)
+def test_forget_and_remember_arguments_leave_out_the_words_around_the_topic(
+    router, text, operation, args
+) -> None:
+    route = router.route(text)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
