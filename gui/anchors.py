@@ -15,6 +15,7 @@ which is what lets :mod:`~lemmata.gui.fusion` abstain.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -169,6 +170,30 @@ def _semantic(cos: float, floor: float = 0.55, cap: float = 0.85) -> float:
 
 
 SUBJECT = 0.8  # a label matching the object of an action, against one matching the words
+# and further, when the action's verb is the name of an icon's concept ("reload", "undo")
+DRAWN_ACTION = 0.7
+
+
+def names_an_icon(verb: str) -> bool:
+    """Whether an action's verb is the name of an icon concept (``data/icon_concepts.json``):
+    "reload" (a refresh arrow), "undo", "delete", "zoom in"; not "create", "open" or "go to",
+    which no one glyph draws."""
+    if not verb:
+        return False
+    names = _icon_names()
+    v = " ".join(verb.lower().split())
+    return v in names or v.replace(" ", "-") in names
+
+
+@functools.lru_cache(maxsize=1)
+def _icon_names() -> frozenset[str]:
+    from lemmata.gui.icon_library import concepts
+
+    return frozenset(concepts().by_name)
+
+
+def _rescored(c: Candidate, score: float) -> Candidate:
+    return Candidate(c.box, score, c.label, c.anchor, c.kind)
 
 
 class TextAnchor(_CandidateAnchor):
@@ -229,14 +254,22 @@ class TextAnchor(_CandidateAnchor):
 
     def candidates(self, screen: Screen, query: Query) -> list[Candidate]:
         out = self._matches(screen, query.phrase, query)
+        if query.concerns:
+            # "get help with TensorBoard": a label that says only the name the action concerns
+            # is what it is about (the app's title), not where to click
+            concerned = _words(query.concerns)
+            out = [
+                _rescored(c, c.score * SUBJECT) if _words(c.label) <= concerned else c for c in out
+            ]
+            out.sort(key=lambda c: -c.score)
         if query.subject and normalise_text(query.subject) != normalise_text(query.phrase):
             # "create a new text file" for a card labelled "Text File": the label names the
             # object of the action; weaker than the words themselves, so an icon that means
-            # the whole action (a bin for "delete the file") can still win
-            out += [
-                Candidate(c.box, c.score * SUBJECT, c.label, c.anchor, c.kind)
-                for c in self._matches(screen, query.subject)
-            ]
+            # the whole action (a bin for "delete the file") can still win, and weaker still
+            # when the action is itself the name of an icon ("reload the runs": a reload
+            # button, not the "Runs" header, which is what it acts on)
+            factor = SUBJECT * (DRAWN_ACTION if names_an_icon(query.verb) else 1.0)
+            out += [_rescored(c, c.score * factor) for c in self._matches(screen, query.subject)]
             out.sort(key=lambda c: -c.score)
             out = _suppress(out, containment=True)[:50]
         return out

@@ -27,11 +27,13 @@ from lemmata.gui.anchors import (
     Screen,
     TextAnchor,
     _crop,
+    _instruction_keywords,
+    _same_word,
     _suppress,
     draw_candidates,
     normalise_text,
 )
-from lemmata.gui.boxes import Box, overlap_of_smaller
+from lemmata.gui.boxes import Box, iou, overlap_of_smaller
 from lemmata.gui.fusion import FusionConfig, consensus_single_peak
 from lemmata.gui.image import ImageInput, image_key, load_image
 from lemmata.gui.instruction import Query, parse_instruction
@@ -49,6 +51,10 @@ __all__ = ["DEFAULT_THRESHOLD", "Grounder", "Grounding", "ground"]
 DEFAULT_THRESHOLD = 0.55
 OFF_KIND = 0.7  # the score factor of a text candidate for "the ... icon", and vice versa
 CARD_TITLE = 0.5  # how surely a card's title must be read for its controls to be preferred
+# one glyph drawn several times: icon candidates within REPEAT_TIE of the best are instances
+# of it, and the one nearest a word of the instruction is chosen when the next is at least
+# 1 / REPEAT_CLEAR times as far
+REPEAT_TIE, REPEAT_CLEAR = 0.02, 0.8
 
 
 @dataclass
@@ -194,8 +200,10 @@ class Grounder:
             }
         if query.relation is not None:
             cands = self._relate(screen, query, cands)
-        elif query.card and query.kind != "text":
-            cands = self._in_card(screen, query, cands)
+        else:
+            if query.card and query.kind != "text":
+                cands = self._in_card(screen, query, cands)
+            cands = self._repeated(screen, query, cands)
         maps: dict[str, torch.Tensor] = {}
         for a in self.anchors:
             if a.name in cands:
@@ -353,6 +361,52 @@ class Grounder:
             out[name] = sorted(kept, key=lambda c: -c.score)
         return out
 
+    def _repeated(
+        self, screen: Screen, query: Query, cands: dict[str, list[Candidate]]
+    ) -> dict[str, list[Candidate]]:
+        """One glyph drawn several times (a reset arrow beside each slider, a help mark in the
+        header and beside each option): the instance nearest a word of the instruction on the
+        screen ("restore the image brightness": the arrow under "Brightness"; "get help with
+        TensorBoard": the mark in TensorBoard's header row) keeps its score and the others
+        yield (:data:`OFF_KIND`), so that it stands as a single peak. Unchanged when no word
+        of the instruction is on the screen or no instance is clearly nearest (within
+        :data:`REPEAT_CLEAR` of the next)."""
+        text = self._text_anchor()
+        icons = [c for cs in cands.values() for c in cs if c.kind == "icon"]
+        if text is None or len(icons) < 2:
+            return cands
+        top = max(c.score for c in icons)
+        tied: list[Candidate] = []
+        for c in sorted(icons, key=lambda c: -c.score):
+            # the same element found twice (nested boxes, the glyph match) is one instance
+            if c.score >= top - REPEAT_TIE and all(iou(c.box, t.box) < 0.3 for t in tied):
+                tied.append(c)
+        if len(tied) < 2:
+            return cands
+        # a label saying the action itself ("Filter tags" for "filter the charts by tag") is a
+        # control named by its text, not the title of one
+        words = _labels_named(
+            screen.ocr(text.ocr).lines(),
+            set(_instruction_keywords(query.instruction)),
+            set(normalise_text(query.verb).split()),
+        )
+        if not words:
+            return cands
+        dist = {id(c): min(_row_distance(c.box, w) for w in words) for c in tied}
+        ranked = sorted(tied, key=lambda c: dist[id(c)])
+        if dist[id(ranked[0])] > REPEAT_CLEAR * dist[id(ranked[1])]:
+            return cands
+        chosen = ranked[0].box
+        return {
+            name: [
+                _rescored(c, c.score * OFF_KIND)
+                if c.kind == "icon" and c.score >= top - REPEAT_TIE and iou(c.box, chosen) < 0.3
+                else c
+                for c in cs
+            ]
+            for name, cs in cands.items()
+        }
+
     def _zoom(self, screen: Screen, query: Query, best: Candidate) -> Candidate | None:
         """Read the region around ``best`` again at 3x and re-score its text."""
         text = self._text_anchor()
@@ -388,6 +442,45 @@ class Grounder:
 
 def _rescored(c: Candidate, score: float) -> Candidate:
     return Candidate(c.box, score, c.label, c.anchor, c.kind)
+
+
+def _labels_named(lines: list[list[Any]], keys: set[str], verb: set[str]) -> list[Box]:
+    """The boxes of the visual phrases (words of a line without a wide gap) that the
+    instruction's words name: at least half of their words of three letters or more are
+    instruction words ("Brightness", "Card Width"; not "Ignore outliers in chart scaling" for
+    "filter the charts by tag", which only mentions charts), and none is the action's verb."""
+    out: list[Box] = []
+    for line in lines:
+        phrase: list[Any] = []
+        for w in [*line, None]:
+            if w is not None and phrase:
+                h = w.box[3] - w.box[1]
+                if w.box[0] - phrase[-1].box[2] <= 2.5 * h:
+                    phrase.append(w)
+                    continue
+            content = [normalise_text(p.text) for p in phrase]
+            content = [t for t in content if len(t) >= 3]
+            named = [t for t in content if any(_same_word(t, key) for key in keys)]
+            acting = any(_same_word(t, v) for t in content for v in verb)
+            if content and 2 * len(named) >= len(content) and not acting:
+                out.append(
+                    (
+                        min(p.box[0] for p in phrase),
+                        min(p.box[1] for p in phrase),
+                        max(p.box[2] for p in phrase),
+                        max(p.box[3] for p in phrase),
+                    )
+                )
+            phrase = [w] if w is not None else []
+    return out
+
+
+def _row_distance(box: Box, word: Box) -> float:
+    """How far ``box`` is from ``word``, a gap across rows counting four times a gap along one,
+    and eight times when ``box`` is above ``word``: controls sit on their label's row or just
+    below it (a slider's reset arrow under "Brightness", not the one above "Contrast")."""
+    dx = max(0.0, word[0] - box[2], box[0] - word[2])
+    return dx + 4 * max(0.0, box[1] - word[3]) + 8 * max(0.0, word[1] - box[3])
 
 
 def _relation_factor(box: Box, ref: Box, direction: str) -> float:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lemmata.gui.anchors import INFERRED, Candidate, IconAnchor, Screen, _crop, _suppress
-from lemmata.gui.instruction import Query
+from lemmata.gui.instruction import CONCERNS_NAME, Query
 
 if TYPE_CHECKING:
     from lemmata.embeddings import Embedder
@@ -315,7 +315,7 @@ def query_texts(query: Query) -> list[str]:
             out.append(bare)
     if query.relation is None and query.kind != "text":
         whole = " ".join(query.instruction.split())
-        for text in (whole, _POSSESSIVE.sub(r"\1 ", whole), _CONCERNS_NAME.sub("", whole)):
+        for text in (whole, _POSSESSIVE.sub(r"\1 ", whole), CONCERNS_NAME.sub("", whole)):
             text = " ".join(text.split())
             if text and text not in out:
                 out.append(text)
@@ -323,8 +323,5 @@ def query_texts(query: Query) -> list[str]:
 
 
 # "the eval loss chart's ": a determiner, up to three words and a possessive, kept as the
-# determiner; ", with TensorBoard" at the end: a capitalised name after a preposition of concern
+# determiner
 _POSSESSIVE = re.compile(r"\b(the|a|an|my|this|its|your)\s+(?:[\w-]+\s+){0,3}?[\w-]+['’]s\s+", re.I)
-_CONCERNS_NAME = re.compile(
-    r"\s+(?:with|about|for|from|of)\s+(?:the\s+|a\s+|an\s+)?[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\s*$"
-)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from lemmata.errors import UsageError
 
-__all__ = ["Query", "parse_instruction"]
+__all__ = ["CONCERNS_NAME", "Query", "concerned_name", "parse_instruction"]
 
 _VERBS = (
     "click to",
@@ -144,6 +144,9 @@ class Query:
     # the title of the card or row the action is done in ("pin the eval loss chart to the top"
     # -> "eval loss"): the target is a control inside it, not its title
     card: str = ""
+    # a closing name the action concerns, not a label to click ("get help with TensorBoard" ->
+    # "TensorBoard")
+    concerns: str = ""
 
 
 def _subject(action: str) -> str:
@@ -315,4 +318,20 @@ def parse_instruction(instruction: str) -> Query:
         verb=verb,
         verb_phrase=_verb_phrase(doing, verb),
         card=_card(doing) if verb else "",
+        concerns=concerned_name(text),
     )
+
+
+# ", with TensorBoard" at the end: a capitalised name after a preposition of concern
+CONCERNS_NAME = re.compile(
+    r"\s+(?:with|about|for|from|of)\s+(?:the\s+|a\s+|an\s+)?"
+    r"(?P<name>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)\s*$"
+)
+
+
+def concerned_name(instruction: str) -> str:
+    """The closing name an instruction's action concerns ("get help with TensorBoard" ->
+    "TensorBoard", "learn more about Bokeh" -> "Bokeh"), or ``""``: what the action is about,
+    not a label to click."""
+    m = CONCERNS_NAME.search(" ".join(instruction.split()))
+    return m.group("name") if m else ""
