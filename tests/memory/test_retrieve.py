@@ -1,4 +1,5 @@
-"""The retriever's speaker preference for list questions (``list_speaker_boost``)."""
+"""The retriever's speaker preference for list questions (``list_speaker_boost``) and its
+learned reranker (``reranker``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from lemmata.embeddings import Embedder
 from lemmata.errors import ConfigError
 from lemmata.memory import Memory
+from lemmata.memory.rerank import Reranker, default_reranker
 from lemmata.memory.retrieve import RetrievalConfig
 
 LIST_QUESTION = "What hobbies does Melanie have?"
@@ -68,3 +70,30 @@ def test_speaker_boosts_are_checked() -> None:
         RetrievalConfig(list_speaker_boost=-0.5)
     with pytest.raises(ConfigError, match="speaker_boost"):
         RetrievalConfig(speaker_boost=-1.0)
+
+
+def test_a_reranker_reorders_the_best_candidates(tmp_path: Path, embedder: Embedder) -> None:
+    mem, own, other = _memory(tmp_path, embedder)
+    fused = mem.retrieve(LIST_QUESTION, k=20).items
+    assert fused[0].provenance == (own,)  # Melanie's own fact, preferred by the speaker boost
+    # a model that ranks what the named speaker said last, over a pool of every candidate
+    against = Reranker(("speaker_named",), (0.0,), (1.0,), (-5.0,), 0.0, pool=len(fused))
+    mem.retrieval = RetrievalConfig(reranker=against)
+    reranked = mem.retrieve(LIST_QUESTION, k=20).items
+    assert {i.id for i in reranked} == {i.id for i in fused}
+    assert own not in reranked[0].provenance
+    assert own in reranked[-1].provenance
+    # the items keep their exact provenance and fused scores, only the order changes
+    by_id = {i.id: i for i in fused}
+    assert all(i.provenance == by_id[i.id].provenance for i in reranked)
+    assert all(i.score == by_id[i.id].score for i in reranked)
+    mem.close()
+
+
+def test_the_shipped_reranker_runs_on_a_memory(tmp_path: Path, embedder: Embedder) -> None:
+    mem, own, _ = _memory(tmp_path, embedder)
+    mem.retrieval = RetrievalConfig(reranker=default_reranker())
+    items = mem.retrieve(LIST_QUESTION, k=5).items
+    assert len(items) == 5
+    assert own in {e for i in items for e in i.provenance}
+    mem.close()
