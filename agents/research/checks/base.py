@@ -217,6 +217,17 @@ class CheckContext:
             )
         return bool(self.memo[key])
 
+    def twin(self, table: str, column: str) -> str:
+        """The first column of ``table`` that ``column`` is a monotone transform of (a wage for
+        its logarithm; see :func:`~lemmata.agents.research.checks.stats.twins`), or
+        ``column`` itself."""
+        key = ("twins", table)
+        if key not in self.memo:
+            from lemmata.agents.research.checks.stats import twins
+
+            self.memo[key] = twins(self.table(table).num)
+        return str(self.memo[key].get(column, column))
+
     def col(self, table: str, column: str) -> ColumnProfile:
         return self.survey.tables[table].columns[column]
 

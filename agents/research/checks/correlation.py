@@ -17,7 +17,13 @@ The Bonferroni bar at 1% (for \\|r\\| >= 0.2), and at 5% with no floor, added fa
 on null databases: rows of one parent are not independent, so a weak effect in a large table
 clears such a bar by chance more often than its p says. That dependence is what a large table
 of events has (thousands of rows from a few hundred parents); a small table's rows are its
-units, and there the bar is the database's 5% with a floor on the effect instead."""
+units, and there the bar is the database's 5% with a floor on the effect instead.
+
+A larger table of units (``CheckContext.units``: a cross section of a few hundred to a few
+thousand people or firms) is held to the Benjamini-Hochberg step-up bar at ``UNITS_RATE``
+(2.5%) over the database's correlation hypotheses, ranked among the table's, with \\|r\\| >=
+``MIN_R_UNITS``: on a table of noise as strict as Bonferroni's bar, and looser for each
+discovery where the columns are related throughout, as surveys' columns are."""
 
 from __future__ import annotations
 
@@ -37,7 +43,7 @@ from lemmata.agents.research.checks.base import (
     fmt,
     score_of,
 )
-from lemmata.agents.research.checks.stats import holm_passes, skew, within_month_r
+from lemmata.agents.research.checks.stats import holm_passes, skew, step_up_bar, within_month_r
 from lemmata.agents.research.types import Direction, Hypothesis
 
 __all__ = [
@@ -68,7 +74,7 @@ MIN_R_SMALL = 0.3
 #: men measured are twenty units, and a strong correlation among them clears the step-down bar.
 MIN_PAIRS_SMALL = 10
 #: The weakest correlation told in a table of units (``CheckContext.units``) of ``SMALL_N``
-#: rows or more, on the step-down bar (a small correlation in Cohen's terms).
+#: rows or more, on the step-up bar (a small correlation in Cohen's terms).
 MIN_R_UNITS = 0.1
 #: The \\|skewness\\| from which a column's correlations are ranked (Spearman).
 SKEWED = 1.0
@@ -108,28 +114,46 @@ def _measure(t: TableData, a: str, b: str) -> tuple[float, float, bool, float, A
     return pearson, float(stats.pearsonr(x[ok], y[ok])[1]), False, pearson, ok
 
 
-def _holm_small(ctx: CheckContext, h: Hypothesis, p: float, rate: float = FAMILY_RATE) -> bool:
-    """Whether ``p`` clears Holm's step-down bar at ``rate`` over the database's correlation
-    hypotheses, ranked among the other correlations of its table (small, or of units)."""
-    import math
-
-    m = ctx.family.get("correlation", 0)
-    if not m:
-        return False
-    key = ("correlation p-values", h.table)
+def _table_ps(ctx: CheckContext, table: str) -> dict[tuple[str, ...], float]:
+    """The p-value of each of a table's correlation hypotheses in the database's family."""
+    key = ("correlation p-values", table)
     if key not in ctx.memo:
-        t = ctx.table(h.table)
+        t = ctx.table(table)
         values = {}
         for g in ctx.members.get("correlation", []):
-            if g.table == h.table and len(g.columns) == 2:
+            if g.table == table and len(g.columns) == 2:
                 try:
                     values[tuple(g.columns)] = _measure(t, *g.columns)[1]
                 except DataProblem:
                     continue
         ctx.memo[key] = values
-    values = ctx.memo[key]
+    return dict(ctx.memo[key])
+
+
+def _holm_small(ctx: CheckContext, h: Hypothesis, p: float, rate: float = FAMILY_RATE) -> bool:
+    """Whether ``p`` clears Holm's step-down bar at ``rate`` over the database's correlation
+    hypotheses, ranked among the other correlations of its (small) table."""
+    import math
+
+    m = ctx.family.get("correlation", 0)
+    if not m:
+        return False
+    values = _table_ps(ctx, h.table)
     others = [q for cols, q in values.items() if cols != tuple(h.columns) and math.isfinite(q)]
     return holm_passes(p, others, m, rate)
+
+
+def _step_up(ctx: CheckContext, h: Hypothesis, p: float, rate: float = UNITS_RATE) -> bool:
+    """Whether ``p`` clears the Benjamini-Hochberg step-up bar at ``rate`` over the
+    database's correlation hypotheses, ranked among the correlations of its table (of
+    units)."""
+    import math
+
+    m = ctx.family.get("correlation", 0)
+    if not m:
+        return False
+    values = [q for q in _table_ps(ctx, h.table).values() if math.isfinite(q)]
+    return p <= step_up_bar(values, m, rate)
 
 
 def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
@@ -142,11 +166,12 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
     name = "Spearman rho" if ranked else "Pearson r"
     passed = clear(r, p, ctx.alpha("correlation", 0.0, rate=RATE))
     if not passed:
-        # A small table, or a larger one whose rows are independent units: the step-down bar.
+        # A small table (the step-down bar), or a larger one whose rows are independent units
+        # (the step-up bar).
         if is_small(t):
             passed = abs(r) >= MIN_R_SMALL and _holm_small(ctx, h, p)
         elif ctx.units(h.table):
-            passed = abs(r) >= MIN_R_UNITS and _holm_small(ctx, h, p, UNITS_RATE)
+            passed = abs(r) >= MIN_R_UNITS and _step_up(ctx, h, p)
     if not passed:
         return Outcome(observation=f"{h.table}.{a} ~ {b}: {name} = {r:.2f} (p = {p:.2g})")
     for date_col, days in t.days.items():

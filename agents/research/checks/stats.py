@@ -21,7 +21,10 @@ __all__ = [
     "other_level",
     "pair_screen",
     "group_screen",
+    "comparisons",
     "robust_z",
+    "step_up_bar",
+    "twins",
     "same_number",
     "skew",
     "typed",
@@ -181,6 +184,71 @@ def holm_passes(p: float, others: list[float], m: int, rate: float) -> bool:
         if q == p:
             return True
     return False
+
+
+def step_up_bar(values: list[float], m: int, rate: float) -> float:
+    """The p-value bar of the Benjamini-Hochberg step-up procedure at false-discovery rate
+    ``rate`` over ``m`` hypotheses, of which ``values`` are p-values of some (those not given
+    count as never rejected): the largest p-value ``p_(k)`` with ``p_(k) <= rate k / m``, and
+    at least Bonferroni's ``rate / m`` (a p-value at or under the bar is a discovery).
+
+    Where every hypothesis is null, it rejects anything with the same chance as Bonferroni
+    (``rate``); where many are not (a survey's columns related throughout), each discovery
+    loosens the bar of the next, as Holm's step-down, whose bar moves from ``rate / m`` only
+    to ``rate / (m - k)``, does not.
+
+    >>> step_up_bar([0.0001, 0.003, 0.5], m=20, rate=0.05)  # 0.003 <= 0.05 * 2 / 20
+    0.003
+    >>> step_up_bar([0.5], m=10, rate=0.05)
+    0.005
+    """
+    bar = rate / max(1, m)
+    for k, q in enumerate(sorted(values), 1):
+        if q <= rate * k / max(1, m):
+            bar = max(bar, q)
+    return bar
+
+
+def comparisons(groups: list[Any]) -> int:
+    """How many distinct level-against-the-rest tests a column's levels make: one per level,
+    but one for a column of two (the first level against the second is the second against
+    the first)."""
+    levels = len({g for g in groups if g is not None and g != ""})
+    return 1 if levels == 2 else max(1, levels)
+
+
+def twins(num: dict[str, Any]) -> dict[str, str]:
+    """Each column of ``num`` mapped to the first column it is a strictly monotone transform
+    of (over the same rows, the one's order is the other's, ties and all: a wage and its
+    logarithm, experience and its square), or to itself. A hypothesis about a wage and one
+    about its logarithm ask the same question; a family of tests counts it once. Two series
+    that both rise with time are no twins: somewhere one dips while the other does not.
+
+    >>> import numpy as np
+    >>> x = np.array([1.0, 2.0, 5.0, 3.0, np.nan])
+    >>> twins({"wage": x, "lwage": np.log(x), "hours": np.array([3.0, 1.0, 2.0, 5.0, 4.0])})
+    {'wage': 'wage', 'lwage': 'wage', 'hours': 'hours'}
+    """
+    import numpy as np
+
+    names = list(num)
+    rep = {c: c for c in names}
+    ranked: dict[str, tuple[bytes, Any]] = {}
+    for c in names:
+        x = np.asarray(num[c], dtype=float)
+        ok = np.isfinite(x)
+        if ok.sum() >= 3 and float(np.std(x[ok])) > 0:
+            ranked[c] = (ok.tobytes(), _ranks(x[ok]))
+    for i, a in enumerate(names):
+        if rep[a] != a or a not in ranked:
+            continue
+        for b in names[i + 1 :]:
+            if rep[b] != b or b not in ranked or ranked[a][0] != ranked[b][0]:
+                continue
+            ra, rb = ranked[a][1], ranked[b][1]
+            if np.array_equal(ra, rb) or np.array_equal(ra, len(ra) + 1 - rb):
+                rep[b] = a
+    return rep
 
 
 def other_level(groups: list[Any], level: Any) -> Any | None:
