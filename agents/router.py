@@ -148,7 +148,7 @@ _ASKS_MEMORY = re.compile(
 )
 # Questions about the user's own life: no capability but memory can answer them.
 _PERSONAL = re.compile(
-    r"\bmy\b|\bwhy\s+(?:\w+\s+){0,2}I\b|\bshould I\b|\b(?:do|did|have|am) I\b", re.I
+    r"\b(?:my|our)\b|\bwhy\s+(?:\w+\s+){0,2}I\b|\bshould I\b|\b(?:do|did|have|am) I\b", re.I
 )
 # Commands to search memory, whatever their grammar.
 _RECALL_COMMAND = re.compile(
@@ -158,7 +158,11 @@ _RECALL_COMMAND = re.compile(
     # a command whose object is what memory holds: "give me the 3 most relevant memories about"
     r"(?:give|show|list|find|fetch|get|pull up|bring up|read)\s+(?:me\s+)?(?:the\s+|all\s+|any\s+)?"
     r"(?:top\s+)?(?:\d+\s+)?(?:most\s+)?(?:relevant\s+|recent\s+|related\s+)?"
-    r"(?:memories|notes|facts|things you (?:know|remember))\b)",
+    r"(?:memories|notes|facts|things you (?:know|remember))\b|"
+    # "pull up whatever I noted about ...": the object is what the user gave memory
+    r"(?:give|show|list|find|fetch|get|pull up|bring up|dig up|read)\s+(?:me\s+)?(?:back\s+)?"
+    r"(?:whatever|what|everything|anything|all)\s+(?:that\s+)?(?:i|i've|i have|we)\s+"
+    r"(?:noted|told you|said|saved|stored|wrote down|jotted down|mentioned|gave you)\b)",
     re.I,
 )
 # the spellings of texting: "do u know my shoe size", "what's ur address for me"
@@ -190,7 +194,8 @@ _KEEP_VERB = re.compile(
     r"\b(?:remember|memori[sz]e|note|jot|save|store|record|log|file|keep|commit)\b", re.I
 )
 _FORGET_VERB = re.compile(
-    r"\b(?:forget|delete|erase|remove|wipe|drop|clear|scrap|purge|discard|get rid of|unlearn)\b",
+    r"\b(?:forget|delete|erase|remove|wipe|drop|clear|scrap|scratch|ditch|toss|purge|discard|"
+    r"get rid of|unlearn)\b",
     re.I,
 )
 _MEMORY_WORD = re.compile(r"\b(?:memory|memories|notes?|on file|in mind)\b", re.I)
@@ -240,13 +245,17 @@ _FOREIGN_KEEP = re.compile(
     r"^\s*(?:(?:s'il te plaît|por favor|bitte)[\s,]+)?(?:retiens|souviens-toi|rappelle-toi|"
     r"note|notez|retenez|recuerda|recuerde|acuérdate de|apunta|anota|guarda|lembra|lembre|"
     r"lembre-se de|lembra-te de|anote|grava|merk dir|merke dir|merken sie sich|notier dir|"
-    r"speicher|speichere)\s*,?\s*(?:que|qu'|dass|das)\s*(?P<rest>.+?)\s*[.!]*\s*$",
+    r"speicher|speichere)\s*,?\s*"
+    # where or for whom it is kept, said before the clause: "Note quelque part que ..."
+    r"(?:(?:quelque part|pour moi|bien|irgendwo|für mich|en algún (?:sitio|lado|lugar)|para mí|"
+    r"em algum lugar|para mim|por favor|bitte|s'il te plaît)\s*,?\s*)*"
+    r"(?:que\b|qu'|dass\b|das\b)\s*(?P<rest>.+?)\s*[.!]*\s*$",
     re.I,
 )
 _FOREIGN_FORGET = re.compile(
     r"^\s*(?:(?:s'il te plaît|por favor|bitte)[\s,]+)?(?:oublie|oubliez|olvida|olvide|olvídate de|"
     r"esquece|esqueça|vergiss|vergessen sie|lösche|efface|borra|apaga)\s+"
-    r"(?:(?:tout )?(?:ce que tu sais (?:sur|de)|ce qui concerne)|tout sur|todo (?:lo )?(?:de|sobre)|"
+    r"(?:(?:bitte|s'il te plaît|por favor)\s*,?\s+)?(?:(?:tout )?(?:ce que tu sais (?:sur|de)|ce qui concerne)|tout sur|todo (?:lo )?(?:de|sobre)|"
     r"lo de|lo que sabes de|tudo (?:sobre|de)|o que sabes (?:sobre|de)|alles über|alles zu|das mit)?"
     r"\s*(?P<rest>.+?)\s*[.!]*\s*$",
     re.I,
@@ -264,7 +273,8 @@ _FOREIGN_MEMORY = re.compile(
     re.I,
 )
 _FOREIGN_REASON = re.compile(
-    r"\b(?:basándote en|según) lo que sabes|\b(?:d'après|selon) ce que tu sais|"
+    r"\b(?:basándote en|según|con) lo que sabes|\b(?:d'après|selon|avec|à partir de) ce que tu sais|"
+    r"\bcom o que sabes|\bmit dem,? was du (?:über mich )?weißt|"
     r"\b(?:com base n)?o que (?:tu )?sabes de mim|\bnach allem,? was du (?:über mich )?weißt",
     re.I,
 )

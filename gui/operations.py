@@ -119,8 +119,11 @@ _LEAD = re.compile(
 # the words that name the file a path is ("the screenshot is at", "html page at")
 _NAMED_FILE = (
     r"(?:(?:the\s+|this\s+|my\s+|a\s+)?(?:html\s+|web\s+)?(?:screenshot|screen\s?shot|screen|image|"
-    r"picture|file|page)\s+(?:is\s+|'s\s+|was\s+)?(?:saved\s+|stored\s+)?)?"
+    r"picture|file(?!\s+on\b)|page)\s+(?:is\s+|'s\s+|was\s+)?(?:saved\s+|stored\s+)?)?"
 )
+# the prepositions of German, French, Spanish and Portuguese that govern a path ("dans x.png",
+# "auf login.html", "de chat_es.html")
+_FOREIGN_AT = r"|dans|sur|de|del|en|em|no|na|auf|im|aus"
 
 
 def _instruction(text: str, path: str, *, peel: bool = True) -> str:
@@ -144,11 +147,17 @@ def _instruction(text: str, path: str, *, peel: bool = True) -> str:
         text,
         flags=re.I,
     )
+    text = re.sub(
+        rf"\s*[,;]\s*(?:the\s+)?(?:page|screenshot|screen\s?shot|image|file)\s+{at}",
+        " ",
+        text,
+        flags=re.I,
+    )
     # a path given as a keyword argument: "image=tabs.png"
     text = re.sub(rf"\b(?:image|screenshot|page|file|path)\s*=\s*{at}", " ", text, flags=re.I)
     # the words that governed the path go with it: "in the screenshot shot.png", "open page.html and"
     rest = re.sub(
-        rf"(?:\b{_NAMED_FILE})?\b(?:in|on|of|at|from|inside|within|using)\s+(?:the\s+)?"
+        rf"(?:\b{_NAMED_FILE})?\b(?:in|on|of|at|from|inside|within|using{_FOREIGN_AT})\s+(?:the\s+)?"
         rf"(?:(?:screenshot|screen|image|page|file)\s+)?(?:at\s+)?{at}",
         " ",
         text,
@@ -179,7 +188,7 @@ _ASKING = re.compile(
     r"(?:(?:show|tell)\s+me\s+where(?:\s+(?:is|are))?|where?(?:'s|\s+is|\s+are|\s+can\s+i\s+find)?|"
     r"make\s+(?:a\s+|the\s+)?heat\s?map\s+(?:for|of)|"
     r"the\s+(?:thing|one|element|bit)\s+i(?:\s+need|\s+want|'m\s+looking\s+for|\s+am\s+looking\s+for)\s+is|"
-    r"identify|locate|find|spot|point\s+(?:to|at|out)|highlight|"
+    r"identify|locate|find|spot|pinpoint|point\s+(?:me\s+)?(?:to|at|out)|highlight|"
     r"(?:i\s+need|give\s+me|what(?:'s|\s+is))\s+the\s+(?:location|position|coordinates|place)\s+of)\s+"
     r"(?:the\s+)?",
     re.I,
@@ -261,6 +270,8 @@ _TRAILING = re.compile(
     r"\s+mind)|when\s+you\s+(?:can|get\s+a\s+chance)|"
     # an aside after a comma: the person's guess or why ("settings I guess", "it keeps popping up")
     r",\s*(?:[\w'-]+\s+){0,3}i\s+(?:guess|think|suppose|believe)|"
+    # asking again after the target: ", can you show me?"
+    r",\s*(?:(?:can|could|would|will)\s+you\s+)?(?:show|tell|point)\s+(?:me|us)\b[^,]*|"
     r",\s*(?:it|this|that)(?:\s+(?:keeps|always|never|[a-z]+s)|'s|\s+is)\s+[^,]*)\s*[.!?]*\s*$",
     re.I,
 )
@@ -312,8 +323,22 @@ def _clauses(sentence: str) -> str:
     return ", ".join(kept) if kept else sentence
 
 
-# "fill the search box with wireless headphones", "in the new task box write: Buy batteries"
+# typing said in Spanish, French, Portuguese and German: "escribe 'hola' en el campo ...",
+# "tape 'bonjour' dans le champ ...", "digite 'oi' no campo ...", "gib 'max' in das Feld ... ein"
+_FOREIGN_TYPE = (
+    r"escribe|escriba|introduce|introduzca|teclea|tape|tapez|saisis|saisissez|écris|écrivez|entre|"
+    r"entrez|digite|digita|escreva|escreve|insira|gib|geben\s+sie|schreib|schreibe|trag|trage"
+)
+# an article of those languages before the field's name (the grounder reads English ones)
+_FOREIGN_ARTICLE = re.compile(r"^(?:el|la|los|las|le|les|l'|der|die|das|den|dem|o|os|as)\s+", re.I)
+# "fill the search box with wireless headphones", "in the new task box write: Buy batteries",
+# "fill in 1990-05-17 as the date of birth"
 _TYPED_MORE = (
+    re.compile(
+        r"^(?:fill\s+in|enter|type|put|input)\s+(?P<text>\S+(?:\s+\S+){0,3}?)\s+as\s+(?:the\s+|my\s+|your\s+)?"
+        r"(?P<target>\S.*)$",
+        re.I | re.S,
+    ),
     re.compile(
         r"^fill(?:\s+in|\s+out)?\s+(?P<target>.+?)\s+with(?P<colon>\s*:)?\s+(?P<text>.+)$",
         re.I | re.S,
@@ -380,19 +405,43 @@ _HEADED = re.compile(
     rf"(?:\s+{_QUOTED})?",
     re.I,
 )
-# a verb or question that points at what follows it
+# where a described element is, said after it: "the toggle to the right of 'Wi-Fi'", "the 'Retry'
+# link above the error banner", "the hamburger menu in the top left"
+_RELATION = re.compile(
+    r"\s+(?:(?:just|right|directly|immediately)\s+)?(?:(?:to\s+the\s+)?(?:right|left)\s+of|next\s+to|"
+    r"beside|above|below|under(?:neath)?|beneath|on\s+top\s+of|near|in\s+the|at\s+the)\b",
+    re.I,
+)
+# the words that end the phrase a relation points to: a verb or a new clause
+_RELATION_END = re.compile(
+    r"\s+(?:is|are|was|were|isn'?t|aren'?t|doesn'?t|does|do|don'?t|looks?|seems?|keeps?|has|have|"
+    r"should|can|could|will|won'?t|would|that|which|and|but|so|where|when|because|please)\b|"
+    r"\s*[,.;:!?](?:\s|$)|\s*[,;:!?]",
+    re.I,
+)
+# a pointing verb or question that points at what follows it
 _POINTING = re.compile(
     r"\b(?:(?:double|right)[\s-]?)?(?:click(?:ing)?|tap(?:ping)?)(?:\s+(?:on|to))?\b|"
     r"\b(?:press(?:ing)?|hit(?:ting)?|select(?:ing)?|choos(?:e|ing)|pick(?:ing)?|find(?:ing)?|"
-    r"locat(?:e|ing)|spot(?:ting)?|identify(?:ing)?|ground|highlight(?:ing)?|toggl(?:e|ing)|"
+    r"locat(?:e|ing)|spot(?:ting)?|identify(?:ing)?|ground|highlight(?:ing)?|toggl(?:e|ing)|pinpoint(?:ing)?|"
     r"tick(?:ing)?|untick(?:ing)?|check(?:ing)?|uncheck(?:ing)?|expand(?:ing)?|collaps(?:e|ing)|"
-    r"enabl(?:e|ing)|disabl(?:e|ing)|activat(?:e|ing)|mark)\b|\bfocus(?:\s+on)?\b|\bpoint\s+(?:to|at|out)\b|\bshow\s+me\b|"
+    r"enabl(?:e|ing)|disabl(?:e|ing)|activat(?:e|ing)|mark)\b|\bfocus(?:\s+on)?\b|"
+    r"\bpoint\s+(?:me\s+|us\s+)?(?:to|at|out)\b|\bshow\s+me\b|"
+    # the same in German, French, Spanish and Portuguese: "Trouve le bouton Envoyer", "Wo ist ..."
+    r"\b(?:trouve[rz]?|montre(?:-moi|z-moi)?|clique[rz]?(?:\s+sur)?|finde|zeig(?:e)?(?:\s+mir)?|klicke?(?:\s+auf)?|"
+    r"encuentra|busca|muéstrame|muestra|haz\s+clic\s+en|encontre|encontra|mostra|mostre|clique\s+em|"
+    r"localiza|localise[rz]?)(?=\s)|\b(?:où\s+(?:est|sont|se\s+trouve)|wo\s+(?:ist|sind|finde\s+ich)|"
+    r"dónde\s+(?:está|están)|onde\s+(?:está|fica))\b|"
     r"\b(?:switch|turn|flip)\s+(?:on|off)\b|\blooking\s+for\b|\bi\s+(?:need|want)(?!\s+(?:you|it|to)\b)|"
     r"\bwhere(?:'s|’s|s\b|\s+(?:is|are|was|does|do|did|would|should|can|could|might|will)\b)?|"
     r"\bwhich\s+(?:pixel|element|part|spot|point|control|one|thing|item|widget)s?\s+(?:is|are)\b|"
+    # "which part lets me change the language": the element described by what it lets one do
+    r"\bwhich\s+(?:pixel|element|part|spot|point|control|one|thing|item|widget|area|bit|place)s?"
+    r"(?=\s+(?:lets|allows|helps)\s)|"
     # "which icon opens the calendar": the element is described by what it does
     rf"\bwhich\b(?=\s+{_HEAD}\s+(?!(?:of|is|are|in|on|at|should|do|does|would|can)\b)[a-z]+s\b)|"
-    r"\b(?:position|location|coordinates|place|spot|whereabouts)\s+of\b|\bheat\s?map\s+(?:for|of)\b",
+    r"\b(?:position|location|coordinates|coords|place|spot|whereabouts|pixels?)\s+of\b|"
+    r"\bheat\s?map\s+(?:for|of)\b",
     re.I,
 )
 # what may stand between two pointing words: "show me where I should click to ...", "where
@@ -440,6 +489,10 @@ def _pointed(clause: str) -> str | None:
         m
         for m in _POINTING.finditer(clause)
         if not (m.group(0).lower().startswith("where") and _RELATIVE.search(clause[: m.start()]))
+        and not (
+            _ARTICLE_BEFORE.search(clause[: m.start()])
+            and not re.search(r"\s(?:of|for)$", m.group(0), re.I)  # "the position of" points
+        )
     ]
     # a question about where a thing is says what it is after, whatever the person did before
     # ("I've been clicking around, where do I ...")
@@ -452,12 +505,16 @@ def _pointed(clause: str) -> str | None:
     for m in asked:  # "the basket in the top corner, where is it?": what "it" stands for
         before = _BEFORE_IT.sub("", clause[: m.start()].strip(" ,:;-")).strip(" ,:;-")
         before = _SOMEWHERE.sub("", before).strip(" ,:;-")
+        # "a bell icon somewhere at the top": "somewhere" only says it is there
+        before = re.sub(r"\s+somewhere\b", "", before, flags=re.I)
         if before and len(before.split()) <= 8 and not _POINTING.search(before):
             return before
     return None
 
 
 _RELATIVE = re.compile(rf"\b{_HEAD}\s*$", re.I)
+# a pointing word right after an article names a thing: "the toggle", "a check mark"
+_ARTICLE_BEFORE = re.compile(r"\b(?:the|a|an|this|that|your|my|our)\s+$", re.I)
 # what stands before a phrase that a later "where is it?" points back to
 _BEFORE_IT = re.compile(
     r"^(?:(?:ok(?:ay)?|so|and|but|well|um|hmm|hey)\b\s*,?\s*)*(?:there(?:'s|’s|\s+is|\s+are)\s+|"
@@ -494,6 +551,13 @@ def _pointed_at(clause: str, m: re.Match[str]) -> str | None:
     rest = re.sub(r"^(?:me\s+|exactly\s+|precisely\s+)+", "", rest, flags=re.I)
     # "where exactly is it", "the one I want is the X"
     rest = re.sub(r"^(?:is|are|was|were)\s+", "", rest, flags=re.I)
+    # "which spot lets me change my avatar": what it lets one do names it
+    rest = re.sub(
+        r"^(?:lets|let|allows|helps)\s+(?:me|you|us|one|the\s+user)\s+(?:to\s+)?(?=\w)",
+        "",
+        rest,
+        flags=re.I,
+    )
     rest = _FILLER.sub("", rest.strip(" ?.!,")).strip(" ,:;.?!")
     for _ in range(2):
         rest = _TRAILING.sub("", rest).strip(" ,:;.?!")
@@ -513,14 +577,26 @@ def _target(text: str) -> str | None:
         if said:
             return said
     clauses = [c.strip(" ,") for c in _CLAUSE.split(text) if c and c.strip(" .!?,")]
-    for clause in clauses:
+    # a question of where a thing is names the target, whatever the sentences before it say
+    # ("users can't find how to reset the filters. Where is the reset filters control?")
+    asked = [c for c in clauses if re.match(r"(?:where|which)\b", c, re.I)]
+    for clause in asked + [c for c in clauses if c not in asked]:
         said = _pointed(clause)
+        if said and _FOREIGN_ARTICLE.match(said):
+            # "Wo ist der Button 'Weiter'": the article of another language is not on the
+            # screen; a quoted label in the phrase, with its kind, says what is
+            label = re.search(rf"(?:\b{_HEAD}\s+)?{_QUOTED}(?:\s+{_HEAD}\b)?", said, re.I)
+            said = label.group(0) if label else said
         if said:
             return _LABEL_WORDS.sub("", said)
     for clause in clauses:  # "I need to sign out - where do I click?": the goal is the target
         goal = _GOAL.search(clause)
         if goal and not _EMPTY_TARGET.match(goal["goal"].strip(" ,.?!")):
             return _TRAILING.sub("", goal["goal"].strip(" ,.?!")).strip(" ,.?!")
+    for clause in clauses:  # an element placed by a relation: "the toggle right of 'Wi-Fi'"
+        placed = _placed(clause)
+        if placed:
+            return placed
     for clause in clauses:
         q = re.search(rf"(?:\b{_HEAD}\s+)?{_QUOTED}(?:\s+{_HEAD}\b)?", clause, re.I)
         if q:
@@ -533,6 +609,31 @@ def _target(text: str) -> str | None:
             if verb and verb["verb"].lower() not in _NOT_VERBS:
                 return f"{verb['verb']} {m.group(0)}"
             return m.group(0)
+    return None
+
+
+def _placed(clause: str) -> str | None:
+    """An element's description with the relation that places it ("the toggle to the right
+    of 'Wi-Fi'", "the 'Retry' link above the error banner"), from its last article on; None
+    when no described element is followed by a relation."""
+    for m in _HEADED.finditer(clause):
+        rel = _RELATION.match(clause, m.end())
+        if rel is None:
+            continue
+        end = _RELATION_END.search(clause, rel.end())
+        where = clause[rel.end() : end.start() if end else len(clause)].strip()
+        if not where:
+            continue
+        # "the QA ticket says the 'Retry' link": the description starts at its last article
+        phrase = m.group(0)
+        quoted = [q.span() for q in re.finditer(_QUOTED, phrase)]
+        articles = [
+            a.start()
+            for a in re.finditer(r"\b(?:the|a|an|this|that|your|my|our)\s+", phrase, re.I)
+            if not any(i <= a.start() < j for i, j in quoted)
+        ]
+        phrase = phrase[articles[-1] :] if articles else phrase
+        return f"{phrase}{clause[m.end() : rel.end()]} {where}"
     return None
 
 
@@ -637,15 +738,29 @@ def _extract_act(text: str) -> dict[str, Any] | None:
     else:
         return None
     quoted = r"(?:\"(?P<t1>[^\"]+)\"|“(?P<t2>[^”]+)”|'(?P<t3>[^']+)')"
-    typed = re.search(
-        rf"\b(?:type|enter|write|put|input|fill\s+in)\s+{quoted}\s+(?:in|into|in to|on)\s+(?P<target>.+)$",
-        instruction,
-        re.I,
-    ) or re.search(rf"\bfill(?:\s+in)?\s+(?P<target>.+?)\s+with\s+{quoted}\s*$", instruction, re.I)
+    typed = (
+        re.search(
+            rf"\b(?:type|enter|write|put|input|fill\s+in|{_FOREIGN_TYPE})\s+{quoted}\s+"
+            r"(?:in|into|in to|on|as|en|dans|no|na|em|ins|in\s+das|in\s+die|in\s+den)\s+(?P<target>.+)$",
+            instruction,
+            re.I,
+        )
+        or re.search(
+            rf"\bfill(?:\s+in)?\s+(?P<target>.+?)\s+with\s+{quoted}\s*$", instruction, re.I
+        )
+        # German puts the verb last: "'max' ins Feld Benutzername eintragen"
+        or re.search(
+            rf"{quoted}\s+(?:in|ins|in\s+das|in\s+die|in\s+den|im)\s+(?P<target>.+?)\s+"
+            r"(?:eintragen|eingeben|eintippen|tippen|schreiben|einfügen)\b",
+            instruction,
+            re.I,
+        )
+    )
     if typed:
+        target = _FOREIGN_ARTICLE.sub("", typed["target"].strip())
         return {
             "page": page,
-            "instruction": _tidy(typed["target"].strip()),
+            "instruction": _tidy(target),
             "action": "type",
             "text": typed["t1"] or typed["t2"] or typed["t3"],
             **extra,
@@ -667,7 +782,9 @@ def _extract_act(text: str) -> dict[str, Any] | None:
         }
     # "search for 'noise cancelling headphones'": typed into the page's search field
     search = re.match(
-        rf"^(?:(?:please|pls)\s+)?(?:search|look)\s+(?:for|up)\s+{quoted}\s*$", instruction, re.I
+        rf"^(?:(?:please|pls)\s+)?(?:search(?:\s+for)?|look\s+(?:for|up))\s+{quoted}\s*$",
+        instruction,
+        re.I,
     )
     if search:
         said = search["t1"] or search["t2"] or search["t3"]

@@ -155,9 +155,12 @@ _REMEMBER = re.compile(
     r"(?:note|jot)\s+(?:that|down)\b|"
     r"(?:store|save|record|log)\b(?:\s+(?:this|that))?(?:\s+for\s+later)?\s*(?=:)|"
     r"(?:store|save|record|remember|note)\s+the\s+fact\s+that\b|"
-    r"(?:store|save|record|log|add|put)\s+(?:(?:this|that|it)\s+)?(?:in|into|to)\s+(?:your\s+|my\s+)?(?:long[\s-]term\s+)?memory\b"
+    r"(?:store|save|record|log|add|put|commit)\s+(?:(?:this|that|it)\s+)?(?:in|into|to)\s+(?:your\s+|my\s+)?(?:long[\s-]term\s+)?memory\b"
     r"(?:\s+that)?|"
     r"(?:make|keep|take)\s+(?:a\s+)?(?:note|record|log)\s+(?:that|of)\b|"
+    # "I want you to know, going forward, that ...": to be known from now on is to be kept
+    r"i(?:'d|\s+would)?\s+(?:want|like|need)\s+you\s+to\s+know\s*,?\s*(?:going\s+forward|from\s+now\s+on|"
+    r"for\s+(?:the\s+)?future(?:\s+reference)?|for\s+later|for\s+next\s+time)\s*,?\s*(?=that\b)|"
     r"(?:save|store|record)\s+that\s+(?=(?:my|our|his|her|their|i|we|he|she|they)\b)|"
     r"i(?:'d|\s+would)?\s+(?:want|like)\s+(?:this|that|it)\s+(?:saved|stored|noted|remembered|kept)\s*(?=:)|"
     r"for (?:future reference|the record|your records|later)\b|heads[\s-]up\b|just so you know\b)"
@@ -167,8 +170,10 @@ _REMEMBER = re.compile(
 # "..., remember that." / "... - please keep that in memory." / "FYI ..., keep that on file."
 _REMEMBER_AFTER = re.compile(
     r"^\s*(?:(?:fyi|heads[\s-]up|btw)[:,]?\s+)?(?P<text>.+?)\s*[.,;!-]*\s*(?:please\s+)?(?:remember|"
-    r"memori[sz]e|note|keep|store|save|log|file)\s+(?:that|this|it)(?:\s+(?:on file|in(?:\s+your)?\s+"
-    r"(?:memory|mind)|for (?:me|later|next time|the future|future reference)|going forward|down))*"
+    r"memori[sz]e|note|keep|store|save|log|file|commit|(?:hold|hang)\s+on\s*to)\s+(?:that|this|it)"
+    r"(?:\s+(?:on file|in(?:\s+your)?\s+(?:memory|mind)|to\s+(?:your\s+)?memory|"
+    r"for (?:me|later|next time|the future|future reference|safekeeping)|going forward|down|away|"
+    r"somewhere(?:\s+safe)?|safe|(?:where\s+)?you(?:'ll|\s+will|\s+can)\s+find\s+it(?:\s+(?:later|again))?))*"
     r"[\s.!?]*(?:thanks!?)?\s*$",
     re.I | re.S,
 )
@@ -179,16 +184,22 @@ _RECALL = re.compile(
     r"what do you (?:remember|know) about|do you remember)\s*[:,-]?\s*(?P<text>.+)$",
     re.I | re.S,
 )
+# "don't keep X anymore", "stop holding on to X": to stop keeping is to forget
+_STOP_KEEP = (
+    r"(?:(?:don'?t|do\s+not|stop|quit)\s+(?:keep(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|"
+    r"(?:hold|hang)(?:ing)?\s+on\s*to)\b(?=.*\b(?:any\s?more|no\s+longer)\b))"
+)
 _FORGET = re.compile(
     r"^\s*(?:please\s+)?(?:(?:could|can|would)\s+you\s+(?:please\s+)?)?"
     r"(?:forget\b(?:\s+(?:what|everything)\s+(?:i (?:said|told you)|you know)\s+about)?|"
     r"(?:stop|quit)\s+remembering\b|unlearn\b|"
-    r"(?:delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|purge|get\s+rid\s+of|discard)\b"
+    r"(?:delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|scratch|ditch|toss|purge|get\s+rid\s+of|"
+    r"discard)\b"
     r"(?=.*\b(?:from|in)\s+(?:your\s+|my\s+|the\s+)?memory\b|"
     r".*\b(?:note|notes|fact|facts|episode|memory|memories)\b|.*\b(?:ep|fact|proc|item)_[0-9a-f]{8}|"
     r".*\b(?:you know|you (?:stored|saved|have|remember|kept)|i (?:said|told you))\b|"
     r"\s+(?:anything|everything|whatever)\s+(?:about|mentioning|on|regarding|you)\b)|"
-    r"i\s+(?:don'?t|do not)\s+want\s+you\s+to\s+remember)"
+    rf"i\s+(?:don'?t|do not)\s+want\s+you\s+to\s+remember|{_STOP_KEEP})"
     r"\s*[:,-]?\s*(?P<text>.+?)\s*$",
     re.I | re.S,
 )
@@ -332,7 +343,8 @@ _KEEP_WORDS = re.compile(
 _KEEP_LEAD = re.compile(
     r"^(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+|pls\s+)?(?:(?:i\s+)?(?:want|need)\s+you\s+to\s+)?"
     r"(?:remember|memori[sz]e|keep\s+in\s+mind|keep(?=\s+(?:this|that|it)\b)(?:\s+(?:this|that|it))?(?:\s+in\s+mind)?(?:\s+going\s+forward)?|don'?t\s+(?:let\s+me\s+)?forget|(?:make|keep|take)\s+a\s+note|"
-    r"(?:jot|write|note)\s+down|note|save|store|record|log|file\s+away|commit\s+to\s+memory|"
+    r"(?:jot|write|note)\s+down|note|save|store|record|log|file\s+away|"
+    r"commit(?:\s+(?:this|that|it))?\s+to\s+(?:your\s+)?memory|"
     r"(?:add|put|save|store|write|keep)(?:\s+(?:this|that|it))?\s+(?:in|into|to|on)\s+(?:your\s+|my\s+)?"
     r"(?:long[\s-]term\s+)?(?:memory|notes|file))\b"
     r"(?:\s+(?:this|that|it)(?:\s+one)?)?(?:\s+for\s+(?:me|later))?(?:\s+(?:that|of))?\s*[:,-]?\s*",
@@ -348,6 +360,12 @@ _ASIDE = re.compile(
     r"^(?:(?:it'?s|this\s+is)\s+(?:important|urgent)|quick\s+one|(?:(?:this|that)\s+)?one|(?:can|could|would|will)\s+you|"
     r"(?:for\s+)?(?:me|later|future\s+reference|the\s+record|next\s+time)|"
     r"(?:the\s+)?(?:important|key|main|relevant|crucial|short)\s+(?:bit|part|thing|point|version))$",
+    re.I,
+)
+# what only announces the point: "the one thing that came out of it is that", "the key bit is"
+_POINT_IS = re.compile(
+    r"^(?:[^,;]*?\s)?(?:the|my|our)\s+(?:one|main|only|key|important|big|real)\s+(?:thing|point|"
+    r"takeaway|bit|part|lesson|outcome|news)\b[^,;]*?\s(?:is|was)\s+(?:that\s+)?(?=\S)",
     re.I,
 )
 _CHATTER = re.compile(
@@ -368,6 +386,7 @@ def _kept(body: str) -> str | None:
         clauses: list[str] = []
         for clause in re.split(r",\s+", part.strip(" .!?,")):
             clause = _CHATTER.sub("", clause).strip(" .!?,>")
+            clause = _POINT_IS.sub("", clause)
             rest = _KEEP_LEAD.sub("", clause, count=1).strip(" .!?,")
             rest = _KEEP_TAIL.sub("", rest).strip(" .!?,")
             if not rest or _ASIDE.match(rest):
@@ -451,7 +470,10 @@ def _extract_forget(text: str) -> dict[str, Any] | None:
 
 
 # what a user deletes elsewhere, not in memory: "delete my account", "remove my profile"
-_NOT_MEMORY = re.compile(r"^(?:my|our|the|this)\s+(?:user\s+)?(?:account|profile)\s*$", re.I)
+_NOT_MEMORY = re.compile(
+    r"^(?:my|our|the|this)\s+(?:user\s+)?(?:account|profile)(?:\s+(?:on|at|for|with|in|from)\b.*)?$",
+    re.I,
+)
 
 
 # "forget it, let's talk about something else": dropping the conversation's topic, not a memory
@@ -609,8 +631,8 @@ def _subject(said: str) -> str | None:
 
 
 _FORGET_ANY = re.compile(
-    r"\b(?:forget|delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|purge|get\s+rid\s+of|"
-    r"discard|stop\s+remembering|unlearn)\b\s*(?P<rest>.*)$",
+    r"\b(?:forget|delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|scratch|ditch|toss|purge|"
+    rf"get\s+rid\s+of|discard|stop\s+remembering|unlearn)\b\s*(?P<rest>.*)$|{_STOP_KEEP}\s*(?P<kept>.*)$",
     re.I | re.S,
 )
 # a forget verb that asks the opposite: "don't let me forget: ...", "never forget that ..."
@@ -618,7 +640,8 @@ _NEGATED = re.compile(r"\b(?:don'?t|do\s+not|never|not)\s+(?:let\s+(?:me|us)\s+)
 _NO_NEED = re.compile(
     r"^(?:(?:there'?s\s+)?no\s+need\s+to|you\s+(?:don'?t|do\s+not)\s+need\s+to|"
     r"(?:you\s+)?(?:can|may)\s+stop|i\s+(?:don'?t|do\s+not)\s+want\s+you(?:\s+to)?)\s+"
-    r"(?:keep(?:ing)?|remember(?:ing)?|stor(?:e|ing)|know(?:ing)?)\s+",
+    r"(?:keep(?:ing)?(?:\s+track\s+of)?|remember(?:ing)?|stor(?:e|ing)|know(?:ing)?|sav(?:e|ing)|"
+    r"retain(?:ing)?|(?:hold|hang)(?:ing)?\s+on\s*to)\s+",
     re.I,
 )
 
@@ -637,7 +660,7 @@ def _read_forget(text: str) -> dict[str, Any] | None:
         m = _FORGET_ANY.search(clause)
         if not m or _NEGATED.search(clause[: m.start()]):
             continue
-        about = _subject(m["rest"])
+        about = _subject(m["rest"] if m["rest"] is not None else m["kept"])
         if about and _NOT_MEMORY.match(about):
             return None
         if about:

@@ -180,8 +180,8 @@ _SUBSCRIPTS = dict(zip("ₖₙₘᵢⱼ₀₁₂₃₄₅₆₇₈₉₌₊₋�
 _SUPERSCRIPTS = dict(zip("ⁿᵏᵐⁱʲ⁰¹⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾", "nkmij01456789+-()", strict=True))
 # Mathematica's brackets: Binomial[n, k], Sum[f, {k, 0, n}], "=="
 _MMA_FUNCTION = re.compile(r"\b(Binomial|Factorial|Sum)\[")
-# Maple's sum(f, k = a..b)
-_MAPLE_SUM = re.compile(r"\b[sS]um\(")
+# Maple's sum(f, k = a..b), and add(f, k = a..b), its sum of a finite range
+_MAPLE_SUM = re.compile(r"\b(?:[sS]um|add)\(")
 # sums said in German, French, Spanish and Portuguese: "Summe über k von 0 bis n von X",
 # "la somme pour k de 0 à n de X vaut Y", "la suma de k=1 a n de X es Y"
 _FOREIGN_WORDS = (
@@ -191,18 +191,46 @@ _FOREIGN_WORDS = (
         "sum over ",
     ),
     (r"\b(?:Summe|somme|suma|soma)\b", "sum"),
+    # "k³ summiert von k=1 bis n", "sommé pour k de 1 à n": the participle of summing
+    (r"\b(?:summiert|aufsummiert|sommée?s?|sumad[oa]s?|somad[oa]s?)\b", "summed"),
     (
         r"\b(?P<k>[a-z])\s*(?:=|von|de|desde|da|do)\s*(?P<lo>[-\w()+]+)\s+(?:bis|à|a|até|hasta|au)\s+",
         r"\g<k> from \g<lo> to ",
     ),
+    # "von k=1 bis n": the preposition before a range's variable says over what it runs
+    (r"(?<=\s)(?:von|über|für|de|pour|para|desde|da|du)\s+(?=[a-z] from\b)", "over "),
     (r"(?<=\s)(?:von|de|da|do|du)\s+(?=\S)", "of "),
+    # German puts the verb of a "dass" clause last: "dass X genau Y ergibt" is "X equals Y"
+    (
+        r"\b(?:genau|exakt|gleich)\s+(?P<rhs>[^,;]+?)\s+(?:ergibt|ergeben|gibt|ist|sind)\b",
+        r"equals \g<rhs>",
+    ),
     (
         r"\b(?:vaut|ist gleich|ist|égale|est égal à|est|es igual a|es|é igual a|é|ergibt|gleich)\b",
         "equals",
     ),
+    # zero said in words: "est nul", "ist null", "es cero", "is zero"
+    (r"(?:(?<=equals )|(?<=\bis )|(?<== ))(?:nul(?:le)?|null|zéro|cero|nulo|zero)\b", "0"),
+    # the lower bound on n in words: "dès que n ≥ 2", "sobald n >= 2", "cuando n >= 2"
+    (
+        r"\b(?:dès que|lorsque|quand|pour tout|sobald|wenn|falls|für alle|cuando|siempre que|"
+        r"para todo|quando|sempre que|se)\s+(?=n\s*>=)",
+        "for ",
+    ),
 )
+# the identity said by adding: "adding up 2k - 1 for k from 1 to n gives n²"
+_ADDING = re.compile(r"\b(?:adding\s+up|adding|totalling|totaling)\s+(?=\S)", re.I)
 # "summing X over k = 0..n gives Y": as "X summed over k = 0..n"
 _SUMMING = re.compile(r"\bsumming\s+(?P<body>.+?)\s+(?=over\b|for\b)", re.I | re.S)
+# Python's modules before a function: "math.comb(n, k)", "sp.binomial(n, k)"
+_MODULE = re.compile(r"\b(?:math|sympy|sp|scipy\.special|np|numpy)\.(?=[a-z]\w*\()")
+# two Python functions and their comparison: "def lhs(n): return ...", "rhs = lambda n: ...",
+# then "lhs(n) == rhs(n)"
+_PY_FUNCTION = re.compile(
+    r"^[ \t]*(?:def\s+(?P<name>[A-Za-z_]\w*)\s*\(\s*(?P<arg>[a-z])\s*\)\s*:\s*return\s+|"
+    r"(?P<name2>[A-Za-z_]\w*)\s*=\s*lambda\s+(?P<arg2>[a-z])\s*:\s*)(?P<body>[^\n]+?)[ \t]*$",
+    re.M,
+)
 
 
 def _scripts(text: str) -> str:
@@ -269,12 +297,38 @@ def _maple(text: str) -> str:
     return "".join(out) + text[pos:]
 
 
+def _python_functions(text: str) -> str:
+    """Two one-line Python functions compared in the text ("lhs(n) == rhs(n)"): the comparison
+    with each call replaced by the function's body; the text unchanged otherwise."""
+    bodies = {
+        m["name"] or m["name2"]: (m["arg"] or m["arg2"], m["body"])
+        for m in _PY_FUNCTION.finditer(text)
+    }
+    if len(bodies) < 2:
+        return text
+    names = "|".join(re.escape(n) for n in bodies)
+    call = rf"\b(?P<f{{i}}>{names})\s*\(\s*(?P<x{{i}}>[a-z])\s*\)"
+    compared = re.search(
+        call.format(i=1) + r"\s*(?:==|=|equals|is)\s*" + call.format(i=2) + r"(?P<rest>[^\n]*)",
+        _PY_FUNCTION.sub("", text),
+    )
+    if compared is None or compared["f1"] == compared["f2"]:
+        return text
+    sides = []
+    for i in (1, 2):
+        arg, body = bodies[compared[f"f{i}"]]
+        sides.append(re.sub(rf"\b{arg}\b", compared[f"x{i}"], body))
+    return f"{sides[0]} = {sides[1]}{compared['rest']}"
+
+
 def _plain(text: str) -> str:
     """One ASCII spelling of the maths in a task (see the section's comment)."""
     text = _scripts(text).translate(_UNICODE)
+    text = _python_functions(_MODULE.sub("", text))
     text = _maple(_mathematica(text))
     for word, plain in _FOREIGN_WORDS:
         text = re.sub(word, plain, text)
+    text = _ADDING.sub("summing ", text)
     text = _SUMMING.sub(lambda m: f"{m['body']} summed ", text)
     if "\\" in text:  # LaTeX: "k\\binom{n}{k}" is k times the binomial, "n2^{n-1}" is n 2^{n-1}
         text = re.sub(r"(?<=[A-Za-z0-9)}])\\(?=[A-Za-z]{2})", r" \\", text)
@@ -384,7 +438,7 @@ def _read_sum(lhs: str) -> tuple[str, str, str, str] | None:
     last = words[-1]
     rest = lhs[last.end() :].strip()
     if last.group().lower() == "summed":
-        before = re.split(r"[:;]|\b(?:that|the)\b", lhs[: last.start()])[-1]
+        before = re.split(r"[:;]|\b(?:that|the|dass|daß|que)\b", lhs[: last.start()])[-1]
         for form in _RANGE_ONLY:
             m = form.fullmatch(rest)
             if m:
@@ -473,6 +527,17 @@ _TAIL = re.compile(
 )
 
 
+def _sentence_with_sum(text: str) -> str:
+    """The sentence that holds the sum, without the person's sentences before and after it
+    ("For my homework I am stuck. We need sum_{k=0}^{n} ... = 2^n. Can the prover do it?"); a
+    sentence ends at a full stop followed by a capitalised word."""
+    sentences = re.split(r"(?<=\.)\s+(?=[A-Z][a-z])", text)
+    for sentence in sentences:
+        if _SUM_WORD.search(sentence) or "Sum(" in sentence:
+            return sentence.rstrip().removesuffix(".")
+    return sentences[0].rstrip().removesuffix(".")
+
+
 def identity_from_text(text: str) -> dict[str, Any] | None:
     """A sum identity, as ``Sum(summand, (k, lo, hi)) = rhs`` for the WZ prover; from sympy
     syntax, LaTeX (``\\sum_{k=0}^{n} \\binom{n}{k} = 2^n``, ``{n \\choose k}``, ``\\frac``),
@@ -499,7 +564,7 @@ def identity_from_text(text: str) -> dict[str, Any] | None:
         text,
         flags=re.I | re.S,
     )
-    text = re.sub(r"\.\s+[A-Z][a-z].*$", "", text, flags=re.S)  # "... = 2^n. Can you prove it"
+    text = _sentence_with_sum(text)  # "... = 2^n. Can you prove it", "I'm stuck. We need ..."
     body = _TAIL.sub("", _LEAD.sub("", text.strip(), count=1))
     if not _SUM_WORD.search(body) and "Sum(" not in body:
         return None

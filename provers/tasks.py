@@ -152,7 +152,9 @@ def lean_from_text(text: str) -> dict[str, Any] | None:
     imports = re.findall(r"(?<![\w.])import\s+[A-Z][\w.]*", text[: m.start()])
     if imports:
         out["header"] = "\n".join(" ".join(i.split()) for i in imports)
-    proof = _lean_proof(m["proof"] or "")
+    # ":=" then a blank line: what follows is the person's words, not a proof
+    gap = text[m.end("stmt") : m.start("proof")]
+    proof = "" if re.search(r"\n[ \t]*\n", gap) else _lean_proof(m["proof"] or "")
     if proof and not re.fullmatch(r"(?:by)?\s*(?:sorry)?", proof):
         out["proof"] = proof
     return out

@@ -57,10 +57,11 @@ _OUT_DIR = re.compile(
     r"(?P<path>(?:[A-Za-z]:\\)?(?:[\w./~-]|\\(?=[\w.]))+)",
     re.I,
 )
-# how many insights: "top 5 insights", "3 interesting things", "the 10 best findings"
+# how many insights: "top 5 insights", "3 interesting things", "the 10 best findings", "the 4
+# strongest findings" (any superlative)
 _TOP = re.compile(
-    r"\btop[\s-]+(?P<a>\d{1,3})\b|\b(?P<b>\d{1,3})\s+(?:(?:most|more|really)\s+)?"
-    r"(?:interesting|important|key|best|main|surprising|notable|useful|top)?\s*"
+    r"\btop[\s-]+(?P<a>\d{1,3})\b|\b(?P<b>\d{1,3})\s+(?:(?:most|more|really|very)\s+)?"
+    r"(?:interesting|important|key|best|main|surprising|notable|useful|top|[a-z]{2,}est)?\s*"
     r"(?:insights?|things|findings|facts|patterns|observations|takeaways)\b",
     re.I,
 )

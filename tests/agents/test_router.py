@@ -842,3 +842,249 @@ def test_forget_and_remember_arguments_leave_out_the_words_around_the_topic(
     assert route.operation == operation, route.reason
     for key, value in args.items():
         assert route.args.get(key) == value, (key, route.args)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement", "n_min"),
+    [
+        # "adding up X for k running from a to b gives Y" is a sum
+        (
+            "can you show that adding up 2k + 1 for k running from 0 to n gives (n+1)^2",
+            "Sum(2*k + 1, (k, 0, n)) = (n+1)**2",
+            None,
+        ),
+        # French: the range after the summand, "vaut", the bound on n as "dès que n ≥ 1"
+        (
+            "Montre que Σ k C(n,k), k de 0 à n, vaut n 2^(n-1) dès que n ≥ 1",
+            "Sum(k*binomial(n,k), (k, 0, n)) = n*2**(n-1)",
+            1,
+        ),
+        # zero said in words
+        (
+            "prove that the sum of (-1)^k binomial(n,k) for k from 0 to n is zero for n >= 1",
+            "Sum((-1)**k*binomial(n,k), (k, 0, n)) = 0",
+            1,
+        ),
+        # German: "summiert von k=1 bis n", the verb at the end of the "dass" clause
+        (
+            "Beweise, dass k summiert von k=1 bis n genau n(n+1)/2 ergibt.",
+            "Sum(k, (k, 1, n)) = n*(n+1)/2",
+            None,
+        ),
+        # Maple's add(f, k=a..b)
+        (
+            "add(binomial(n,k)*2^k, k=0..n) = 3^n, true?",
+            "Sum(binomial(n,k)*2**k, (k, 0, n)) = 3**n",
+            None,
+        ),
+        # a sentence of the person's before the identity, one after it
+        (
+            "This one is from my problem set. Show that sum_{k=0}^{n} binomial(n,k)^2 = "
+            "binomial(2n,n). Thanks!",
+            "Sum(binomial(n,k)**2, (k, 0, n)) = binomial(2*n,n)",
+            None,
+        ),
+        # two Python functions and their comparison, math.comb as the binomial
+        (
+            "f = lambda n: sum(math.comb(n, k) for k in range(n + 1))\n"
+            "g = lambda n: 2**n\n# f(n) == g(n) always?",
+            "Sum(binomial(n, k), (k, 0, n)) = 2**n",
+            None,
+        ),
+    ],
+)
+def test_sum_identities_said_by_adding_in_prose_maple_and_python_functions_are_proved(
+    router, text, statement, n_min
+) -> None:
+    route = router.route(text)
+    assert route.operation == "provers_prove", route.reason
+    assert route.args.get("statement") == statement, route.args
+    assert route.args.get("n_min") == n_min, route.args
+
+
+def test_a_lean_statement_then_a_blank_line_and_prose_asks_for_a_proof(router) -> None:
+    route = router.route(
+        "theorem add_zero' (n : ℕ) : n + 0 = n :=\n\ncould you prove this in lean?"
+    )
+    assert route.operation == "provers_prove", route.reason
+    assert route.args["statement"] == "theorem add_zero' (n : ℕ) : n + 0 = n :="
+    assert "proof" not in route.args
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # the keep request after the fact: "hold on to it for me", "file that away where ..."
+        (
+            "Long day. Anyway, my locker combination is 31-07-22, hold on to it for me.",
+            "memory_remember",
+            {"text": "my locker combination is 31-07-22"},
+        ),
+        (
+            "The dentist moved to Elm Street; file that away where you'll find it again.",
+            "memory_remember",
+            {"text": "The dentist moved to Elm Street"},
+        ),
+        # "commit this to memory" before the fact
+        (
+            "Commit this to memory please: the spare tyre is under the boot floor.",
+            "memory_remember",
+            {"text": "the spare tyre is under the boot floor"},
+        ),
+        # "the main takeaway is that X" keeps X
+        (
+            "we talked for an hour and the main takeaway is that invoices go out on the 3rd. "
+            "Remember that.",
+            "memory_remember",
+            {"text": "invoices go out on the 3rd"},
+        ),
+        # "scratch", "ditch"; "whatever you have on"; the news after a comma left out
+        (
+            "scratch whatever you have on my old landlord, we moved",
+            "memory_forget",
+            {"about": "my old landlord"},
+        ),
+        ("ditch the cabin wifi info", "memory_forget", {"about": "the cabin wifi info"}),
+        # to stop keeping something is to forget it
+        (
+            "don't keep my old phone number anymore",
+            "memory_forget",
+            {"about": "my old phone number"},
+        ),
+        (
+            "No need to hang on to the hotel booking anymore, forget it",
+            "memory_forget",
+            {"about": "the hotel booking"},
+        ),
+        # "bitte" after the verb; a place said before "que"
+        ("Vergiss bitte alles über Frau Keller.", "memory_forget", {"about": "Frau Keller"}),
+        (
+            "Note quelque part que le code du portail est 4512.",
+            "memory_remember",
+            {"text": "le code du portail est 4512"},
+        ),
+        # "think it over with what you know", in French
+        (
+            "Dois-je prendre le train ou la voiture demain ? Réfléchis avec ce que tu sais.",
+            "memory_reason",
+            {},
+        ),
+    ],
+)
+def test_keep_forget_and_reason_requests_with_the_asking_before_or_after_them(
+    router, text, operation, args
+) -> None:
+    route = router.route(text)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
+def test_wanting_memory_to_know_something_from_now_on_keeps_it(router) -> None:
+    route = router.route("I'd like you to know, from now on, that I'm vegetarian.")
+    assert route.operation == "memory_remember", route.reason
+    assert route.args["text"].rstrip(".") == "I'm vegetarian"
+
+
+def test_fetching_what_the_user_noted_and_questions_about_our_things_go_to_memory(router) -> None:
+    # a command whose object is what the user gave memory, when memory knows about it
+    assert router.route("pull up what I saved about the boiler", evidence=0.5).operation == (
+        "memory_recall"
+    )
+    # "our" things are the user's own, as "my" things are
+    route = router.route("what's our wifi network called?", evidence=0.4)
+    assert route.operation == "memory_recall", route.reason
+
+
+def test_removing_a_profile_on_a_website_is_not_forgetting(router) -> None:
+    assert router.route("please remove my profile from this website").operation is None
+    assert router.route("pls delete my user account on that app").operation != "memory_forget"
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        # "which part ... lets me X": what it lets one do names the element
+        (
+            "which part of settings.png lets me change the language?",
+            {"image": "settings.png", "instruction": "change the language"},
+        ),
+        ("pinpoint the trash icon in mail.png", {"instruction": "the trash icon"}),
+        # "a file on x.png" is what to act on; ", can you show me?" asks again
+        (
+            "I don't know where to add a file on drive.png, can you show me?",
+            {"image": "drive.png", "instruction": "add a file"},
+        ),
+        # "the coordinates of", "point me to"; the relation that places the element stays
+        (
+            "give me the coordinates of the switch next to 'Dark mode' in prefs.png",
+            {"instruction": "the switch next to 'Dark mode'"},
+        ),
+        (
+            "point me to the search field at the top of home.png",
+            {"image": "home.png", "instruction": "the search field at the top"},
+        ),
+        # a bare description: "toggle" after an article names a thing, it asks for nothing
+        (
+            "on prefs.png, the checkbox left of 'Remember me'",
+            {"instruction": "the checkbox left of 'Remember me'"},
+        ),
+        # a later "where is it?" points back at a placed element described before it
+        (
+            "The support ticket says the 'Help' link under the logo is broken. In site.png, "
+            "where is it?",
+            {"image": "site.png", "instruction": "the 'Help' link under the logo"},
+        ),
+        # a question of where a thing is wins over an earlier "can't find how to ..."
+        (
+            "Support says nobody can find how to export. Screenshot: app/export.png. Where is "
+            "the export menu?",
+            {"image": "app/export.png", "instruction": "the export menu"},
+        ),
+        # French and German pointing, with their prepositions before the path
+        (
+            "Trouve le lien Aide dans captures/accueil.png",
+            {"image": "captures/accueil.png", "instruction": "le lien Aide"},
+        ),
+        ("Wo ist der Link 'Hilfe' auf start.png?", {"instruction": "Link 'Hilfe'"}),
+    ],
+)
+def test_gui_ground_reads_relations_other_languages_and_later_questions(router, text, args) -> None:
+    route = router.route(text)
+    assert route.operation == "gui_ground", route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        ("fill in 42 as the age on form.html", {"instruction": "age", "text": "42"}),
+        (
+            "tape 'bonjour' dans le champ de message de chat_fr.html",
+            {"page": "chat_fr.html", "instruction": "champ de message", "text": "bonjour"},
+        ),
+        (
+            "Auf anmeldung.html bitte 'erika' ins Feld Vorname eintragen",
+            {"page": "anmeldung.html", "instruction": "Feld Vorname", "text": "erika"},
+        ),
+        # the page named bare after a comma
+        (
+            "type hello into the comment box, page blog.html",
+            {"page": "blog.html", "instruction": "comment box", "text": "hello"},
+        ),
+        ("search 'wool socks' on shop.html", {"instruction": "search", "text": "wool socks"}),
+    ],
+)
+def test_gui_act_types_by_its_forms_in_other_languages_and_with_as(router, text, args) -> None:
+    route = router.route(text)
+    assert route.operation == "gui_act", route.reason
+    assert route.args.get("action") == "type", route.args
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
+def test_research_reads_how_many_findings_after_any_superlative(router) -> None:
+    route = router.route("what are the 3 biggest findings in sales.db?")
+    assert route.operation == "research_research", route.reason
+    assert route.args.get("top") == 3
