@@ -844,6 +844,14 @@ def test_forget_and_remember_arguments_leave_out_the_words_around_the_topic(
         assert route.args.get(key) == value, (key, route.args)
 
 
+def _assert_routed(router: Router, text: str, operation: str, args: dict) -> None:
+    """``text`` goes to ``operation`` with every one of ``args`` as given."""
+    route = router.route(text)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
 @pytest.mark.parametrize(
     ("text", "statement", "n_min"),
     [
@@ -974,10 +982,7 @@ def test_a_lean_statement_then_a_blank_line_and_prose_asks_for_a_proof(router) -
 def test_keep_forget_and_reason_requests_with_the_asking_before_or_after_them(
     router, text, operation, args
 ) -> None:
-    route = router.route(text)
-    assert route.operation == operation, route.reason
-    for key, value in args.items():
-        assert route.args.get(key) == value, (key, route.args)
+    _assert_routed(router, text, operation, args)
 
 
 def test_wanting_memory_to_know_something_from_now_on_keeps_it(router) -> None:
@@ -1050,10 +1055,7 @@ def test_removing_a_profile_on_a_website_is_not_forgetting(router) -> None:
     ],
 )
 def test_gui_ground_reads_relations_other_languages_and_later_questions(router, text, args) -> None:
-    route = router.route(text)
-    assert route.operation == "gui_ground", route.reason
-    for key, value in args.items():
-        assert route.args.get(key) == value, (key, route.args)
+    _assert_routed(router, text, "gui_ground", args)
 
 
 @pytest.mark.parametrize(
@@ -1077,11 +1079,7 @@ def test_gui_ground_reads_relations_other_languages_and_later_questions(router, 
     ],
 )
 def test_gui_act_types_by_its_forms_in_other_languages_and_with_as(router, text, args) -> None:
-    route = router.route(text)
-    assert route.operation == "gui_act", route.reason
-    assert route.args.get("action") == "type", route.args
-    for key, value in args.items():
-        assert route.args.get(key) == value, (key, route.args)
+    _assert_routed(router, text, "gui_act", {"action": "type", **args})
 
 
 def test_research_reads_how_many_findings_after_any_superlative(router) -> None:
