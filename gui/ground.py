@@ -426,18 +426,21 @@ class Grounder:
 
         big = crop.resize((crop.width * 3, crop.height * 3), Image.Resampling.LANCZOS)
         sub = Screen(big)
-        found = text.candidates(sub, query)
-        if not found:
-            return None
-        top = found[0]
         x0, y0 = int(region[0]), int(region[1])
-        box = (
-            x0 + top.box[0] / 3,
-            y0 + top.box[1] / 3,
-            x0 + top.box[2] / 3,
-            y0 + top.box[3] / 3,
-        )
-        return Candidate(box, top.score, top.label, top.anchor, top.kind)
+        # the label found, read again: a neighbour read better at 3x ("Export as SVG" below
+        # "Export as ...") is not a reason to move, since the first reading chose between them
+        found = [
+            Candidate(
+                (x0 + c.box[0] / 3, y0 + c.box[1] / 3, x0 + c.box[2] / 3, y0 + c.box[3] / 3),
+                c.score,
+                c.label,
+                c.anchor,
+                c.kind,
+            )
+            for c in text.candidates(sub, query)
+        ]
+        found = [c for c in found if overlap_of_smaller(c.box, best.box) >= 0.5]
+        return found[0] if found else None
 
 
 def _rescored(c: Candidate, score: float) -> Candidate:

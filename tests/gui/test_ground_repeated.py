@@ -160,3 +160,42 @@ def test_what_an_instruction_concerns_and_which_verbs_are_icons() -> None:
     assert parse_instruction("get help with TensorBoard").concerns == "TensorBoard"
     assert names_an_icon("reload") and names_an_icon("undo") and names_an_icon("zoom in")
     assert not names_an_icon("create") and not names_an_icon("go to") and not names_an_icon("")
+
+
+def test_zooming_in_rereads_the_label_found_and_does_not_move_to_its_neighbour() -> None:
+    """The 3x re-read of a small label ("Export as ..." in a menu) that reads the row below
+    ("Export as SVG") better keeps the label it was asked to re-read."""
+    from PIL import Image
+
+    from lemmata.gui.anchors import TextAnchor
+    from lemmata.gui.ground import Grounder
+
+    found: Box = (13.0, 93.0, 52.0, 105.0)
+    x0, y0 = 0.0, (found[1] + found[3]) / 2 - 60  # the zoomed region's corner
+
+    class _Reread(TextAnchor):
+        """At 3x, the row below reads better than the label found."""
+
+        def __init__(self) -> None:
+            super().__init__(None)  # type: ignore[arg-type]
+
+        def candidates(self, screen: Screen, query: Query) -> list[Candidate]:
+            def at3(box: Box, dy: float) -> Box:
+                return (
+                    3 * (box[0] - x0),
+                    3 * (box[1] + dy - y0),
+                    3 * (box[2] - x0),
+                    3 * (box[3] + dy - y0),
+                )
+
+            return [
+                Candidate(at3(found, 23), 0.9, "export as svg", self.name, "text"),
+                Candidate(at3(found, 0), 0.72, "export as", self.name, "text"),
+            ]
+
+    g = Grounder([_Reread()])
+    img = Image.new("RGB", (1366, 768), "white")
+    best = Candidate(found, 0.69, "export", "ocr", "text")
+    z = g._zoom(g.screen(img), parse_instruction("save the graph as a PNG picture"), best)
+    assert z is not None and z.score == pytest.approx(0.72)
+    assert abs(z.box[1] - found[1]) < 1 and abs(z.box[3] - found[3]) < 1, z
