@@ -199,7 +199,11 @@ _FOREIGN_WORDS = (
     ),
     # "von k=1 bis n": the preposition before a range's variable says over what it runs
     (r"(?<=\s)(?:von|über|für|de|pour|para|desde|da|du)\s+(?=[a-z] from\b)", "over "),
-    (r"(?<=\s)(?:von|de|da|do|du)\s+(?=\S)", "of "),
+    # (English "do" is no Portuguese "do": "can you do it", "do the sum")
+    (
+        r"(?<=\s)(?:von|de|da|du|do(?!\s+(?:it|this|that|you|i|we|so|not|the|a|an)\b))\s+(?=\S)",
+        "of ",
+    ),
     # German puts the verb of a "dass" clause last: "dass X genau Y ergibt" is "X equals Y"
     (
         r"\b(?:genau|exakt|gleich)\s+(?P<rhs>[^,;]+?)\s+(?:ergibt|ergeben|gibt|ist|sind)\b",
