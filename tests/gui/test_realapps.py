@@ -185,3 +185,35 @@ def test_a_data_file_with_an_item_on_an_unknown_page_is_refused(tmp_path: Path) 
     )
     with pytest.raises(UsageError, match="no page 'q' of 'a'"):
         load_data(bad)
+
+
+def test_the_benchmark_never_prints_a_held_out_instruction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A harvest that left out instructions of a development and of the held-out application
+    (their targets not on the screen): the benchmark names the development one and only counts
+    the held-out one."""
+    import argparse
+    import importlib.util
+    from types import SimpleNamespace
+
+    import lemmata.gui.realapps as realapps
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location(
+        "grounding_bench", root / "benchmarks" / "grounding.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    report = realapps.HarvestReport(
+        screens=2,
+        items=2,
+        unresolved=["devapp-home-1920x1080: open the dev menu", "sealed-home-1920x1080: secret"],
+    )
+    monkeypatch.setattr(realapps, "load_data", lambda: SimpleNamespace(held_out="sealed"))
+    monkeypatch.setattr(realapps, "harvest", lambda *a, **k: report)
+    bench._realapp_data(argparse.Namespace(realapp_dir=str(tmp_path / "h")), str(tmp_path))
+    err = capsys.readouterr().err
+    assert "open the dev menu" in err
+    assert "secret" not in err and "1 held-out instruction(s) left out" in err
