@@ -142,13 +142,32 @@ SETTINGS: dict[str, Setting] = {
     # validation falls to IL 12.0, IWM 17.0, SR 13.0 (the 2-room worlds are harder) and
     # twc validation-ood stays 0 for every method: walking demonstrations alone do not open
     # the 3-room, 4-item worlds. Not kept (the 3-room variant was stopped unfinished).
+    # What does fail there: an IL policy (seed 0) on 4 twc validation-ood tasks walks
+    # between the rooms well but 45 of its 53 placements put an item where it does not go
+    # (the score falls), so twc-ood is a gap in knowing each item's place (4 items to place
+    # from 10 demonstrations of 2), not in navigation.
+    # IWM as a first stage then imitation (iwm_schedule=stage, 30% of the updates, all
+    # words as targets, nothing capped) on the GRU policy: 54.0 / 21.5 and 52.5 / 23.0
+    # (-0.5 / -1.8; the joint loss kept: +3.0 / -1.8). SR leaning harder on its outcome head
+    # at decoding (sr_weight=2, avoiding failure): 57.0 / 26.0 and 54.5 / 29.0 (+2.0 / +3.5
+    # over IL 56.0 / 23.0 and 51.5 / 25.0, re-run with today's code: the same); sr_weight=3
+    # 56.0 / 25.5 and 53.0 / 28.5 (+0.8 / +3.0). sr_weight=2 kept. Test splits, 3 seeds,
+    # run once with it (test-id / test-ood): IL 52.3 ± 1.5 / 23.7 ± 3.5, SR 52.0 ± 3.6 /
+    # 25.7 ± 2.5 (-0.3 / +2.0); with today's code the earlier SR setting (sr_weight=1)
+    # gives 51.7 / 26.0 (-0.7 / +2.3; recorded above as 52.7 / 25.7, IL's test-id then
+    # 51.3: later commits moved the figures by about a point), so the validation gain of
+    # sr_weight=2 does not carry to test. IWM (unchanged) re-run on test with today's code:
+    # 56.7 ± 3.8 / 21.7 ± 4.2 (+4.3 / -2.0). Collection, env steps/s, went from 137 to 613
+    # across these runs with the machine's load (2 cores shared with up to 18 busy processes).
     "textworld-express": Setting(
         names=("coin", "mapreader", "twc", "cookingworld"),
         demos=40,
         k=8,
         evals=25,
         max_steps=50,
-        config=PolicyConfig(updates=800, iwm_weight=0.3, sr_avoid="failure", history="gru"),
+        config=PolicyConfig(
+            updates=800, iwm_weight=0.3, sr_avoid="failure", sr_weight=2.0, history="gru"
+        ),
         options={"verbose": True},
     ),
     # coq-tactics keeps the settings it had (validation carves 2 theorems per family from
