@@ -195,7 +195,9 @@ _KEEP_VERB = re.compile(
 )
 _FORGET_VERB = re.compile(
     r"\b(?:forget|delete|erase|remove|wipe|drop|clear|scrap|scratch|ditch|toss|purge|discard|"
-    r"get rid of|unlearn)\b",
+    r"get rid of|unlearn|"
+    # "let go of" asked of the agent ("you can let go of X now"), not a person's own letting go
+    r"(?:^\s*|\byou\s+(?:can|may|could)\s+(?:now\s+)?)let go of)\b",
     re.I,
 )
 _MEMORY_WORD = re.compile(r"\b(?:memory|memories|notes?|on file|in mind)\b", re.I)
@@ -249,19 +251,34 @@ _FOREIGN_KEEP = re.compile(
     # where or for whom it is kept, said before the clause: "Note quelque part que ..."
     r"(?:(?:quelque part|pour moi|bien|irgendwo|für mich|en algún (?:sitio|lado|lugar)|para mí|"
     r"em algum lugar|para mim|por favor|bitte|s'il te plaît)\s*,?\s*)*"
-    r"(?:que\b|qu'|dass\b|das\b)\s*(?P<rest>.+?)\s*[.!]*\s*$",
+    r"(?:que\b|qu'|dass\b|das\b)\s*(?P<rest>.+?)"
+    # a thanks or a tag question after the fact: ", merci.", ", tá?", ", ¿vale?"
+    r"(?:\s*,\s*¿?(?:merci|thanks|gracias|obrigad[oa]|danke|tá|ok|vale|né|d'accord|por favor|bitte|"
+    r"s'il te plaît)\b[.!?]*)?\s*[.!]*\s*$",
     re.I,
 )
 _FOREIGN_FORGET = re.compile(
     r"^\s*(?:(?:s'il te plaît|por favor|bitte)[\s,]+)?(?:oublie|oubliez|olvida|olvide|olvídate de|"
     r"esquece|esqueça|vergiss|vergessen sie|lösche|efface|borra|apaga)\s+"
     r"(?:(?:bitte|s'il te plaît|por favor)\s*,?\s+)?(?:(?:tout )?(?:ce que tu sais (?:sur|de)|ce qui concerne)|tout sur|todo (?:lo )?(?:de|sobre)|"
-    r"lo de|lo que sabes de|tudo (?:sobre|de)|o que sabes (?:sobre|de)|alles über|alles zu|das mit)?"
+    r"lo de|tudo (?:sobre|de)|alles über|alles zu|das mit|"
+    # what was said or is known about it: "ce que je t'ai dit sur X", "lo que sabes del X" (del
+    # is "de el": the article stays), "o que eu disse sobre X"
+    r"(?:ce que (?:tu sais|je t'ai dit|je t'avais dit)|lo que (?:sabes|te dije|te conté)|"
+    r"o que (?:sabes|eu (?:te )?disse|te disse))\s+(?:sur|à propos de|sobre|de(?!l\b)|d(?=el\b)))?"
     r"\s*(?P<rest>.+?)\s*[.!]*\s*$",
     re.I,
 )
+# German puts the verb last: "Das mit dem Fitnessstudio kannst du löschen"
+_FOREIGN_FORGET_LAST = re.compile(
+    r"^\s*(?:das\s+mit|alles\s+(?:über|zu))\s+(?P<rest>.+?)\s+(?:kannst|darfst|sollst|könntest)\s+du\s+"
+    r"(?:(?:jetzt|ruhig|bitte|auch)\s+)*(?:vergessen|löschen|streichen)\b",
+    re.I,
+)
 _FOREIGN_QUESTION = re.compile(
-    r"^\s*¿|^\s*(?:was (?:hast|habe|weißt|ist|sind|war)|wie|wer|wo|wann|welche[rsnm]?|warum|hast du|weißt du|où|quand|qui|"
+    # (after a "tell me" that opens it: "Sag mal, welchen ...", "Dis-moi, où ...")
+    r"^\s*¿|^\s*(?:(?:sag|sagen sie|dis|dites|dime|diga|diz|oye)(?:[\s-]+(?:mal|moi|me|aí))?\s*,\s*)?"
+    r"(?:was (?:hast|habe|weißt|ist|sind|war)|wie|wer|wo|wann|welche[rsnm]?|warum|hast du|weißt du|où|quand|qui|"
     r"quel(?:le)?s?|comment|combien|pourquoi|est-ce que|qu'est-ce|dónde|cuándo|quién|cuál|"
     r"cómo|qué|cuánto|onde|quando|quem|qual|como|quanto|o que)\b",
     re.I,
@@ -269,7 +286,7 @@ _FOREIGN_QUESTION = re.compile(
 _FOREIGN_MEMORY = re.compile(
     r"\b(?:mein|meine[mnrs]?|unser(?:e[mnrs]?)?|gespeichert|gemerkt|erinnerst|ma|mon|mes|notre|"
     r"nos|déjà|retenu|mi|mis|nuestr[oa]s?|guardado|recuerdas|meu|minha|meus|minhas|nosso|nossa|"
-    r"lembras|sabes de mim|sabes de mí|sais de moi|weißt du über mich)\b",
+    r"lembras|acuerdas|acordas|souviens|nochmal|noch mal|sabes de mim|sabes de mí|sais de moi|weißt du über mich)\b",
     re.I,
 )
 _FOREIGN_REASON = re.compile(
@@ -531,13 +548,15 @@ class Router:
         m = _FOREIGN_KEEP.match(text)
         if m and self.registry.find("memory_remember") is not None:
             return "memory_remember", {"text": m["rest"]}, 0.9, why.format("memory_remember")
-        m = _FOREIGN_FORGET.match(text)
+        m = _FOREIGN_FORGET.match(text) or _FOREIGN_FORGET_LAST.match(text)
         if m and self.registry.find("memory_forget") is not None:
             return "memory_forget", {"about": m["rest"]}, 0.9, why.format("memory_forget")
         if not _FOREIGN_QUESTION.search(text) and not _FOREIGN_REASON.search(text):
             return None
         name = "memory_reason" if _FOREIGN_REASON.search(text) else "memory_recall"
-        known = evidence is not None and evidence >= 0.25
+        # a question with a number in it and nothing of the user's asks for a computation or
+        # a fact of the world ("¿Cuál es la raíz cuadrada de 144?"), not memory
+        known = evidence is not None and evidence >= 0.25 and not re.search(r"\d", text)
         op = self.registry.find(name)
         if op is None or not (name == "memory_reason" or known or _FOREIGN_MEMORY.search(text)):
             return None

@@ -102,7 +102,8 @@ _PAGE = re.compile(
 _MARKUP = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)\b[^>]*>.*</(?P=tag)\s*>", re.S)
 # where an output goes: "and save the heatmap to out/heat.png", "save a screenshot as after.png"
 _SAVE = re.compile(
-    r"\s*,?\s*(?:and\s+)?(?:then\s+)?(?:also\s+)?(?:save|write|put|store)\s+(?:the\s+|a\s+)?"
+    r"\s*,?\s*(?:and\s+)?(?:then\s+)?(?:also\s+)?(?:save|write|put|store|grab|take|capture|snap)\s+"
+    r"(?:the\s+|a\s+)?"
     r"(?P<what>heat\s?map|screenshot|screen\s?shot|picture|image|it|that)\s+(?:to|as|in|at|under)\s+"
     r"[\"'“`]?(?P<path>(?:[A-Za-z]:\\)?(?:[\w./~-]|\\(?=[\w.]))+\.(?:png|jpe?g|webp))[\"'”`]?",
     re.I,
@@ -157,8 +158,12 @@ def _instruction(text: str, path: str, *, peel: bool = True) -> str:
     text = re.sub(rf"\b(?:image|screenshot|page|file|path)\s*=\s*{at}", " ", text, flags=re.I)
     # the words that governed the path go with it: "in the screenshot shot.png", "open page.html and"
     rest = re.sub(
-        rf"(?:\b{_NAMED_FILE})?\b(?:in|on|of|at|from|inside|within|using{_FOREIGN_AT})\s+(?:the\s+)?"
-        rf"(?:(?:screenshot|screen|image|page|file)\s+)?(?:at\s+)?{at}",
+        rf"(?:\b{_NAMED_FILE})?\b(?:in|on|of|at|from|inside|within|using{_FOREIGN_AT})\s+"
+        # (the article and the file's noun in another language: "auf der Seite x.html", "sur la
+        # page x.html", "na imagem x.png")
+        rf"(?:(?:the|der|die|dem|la|le|el|a|o)\s+)?"
+        rf"(?:(?:screenshot|screen|image|page|file|seite|bild|imagem|imagen|página|pagina|captura)\s+)?"
+        rf"(?:at\s+)?{at}",
         " ",
         text,
         flags=re.I,
@@ -263,7 +268,11 @@ _REQUEST = re.compile(
 # the verb of a click-like action that the grounder's reader (lemmata.gui.instruction) does not
 # know: it drops "click", "press", "check", "toggle" and the like itself, but would look for
 # "tick" or "expand" on the screen, where no such word is written
-_CLICK_VERB = re.compile(r"^(?:tick|untick|expand|collapse)\s+(?:on\s+)?(?=\S)", re.I)
+_CLICK_VERB = re.compile(
+    r"^(?:tick|untick|expand|collapse|coche|cochez|décoche|décochez|marca|marque|desmarca|"
+    r"desmarque)\s+(?:on\s+)?(?=\S)",
+    re.I,
+)
 _TRAILING = re.compile(
     r"\s*,?\s*(?:(?:and\s+)?nothing\s+else|by\s+(?:clicking|tapping|pressing)(?:\s+on)?\s+"
     r"(?:it|that|this|them)|for\s+me|please|thanks?(?:\s+you)?|if\s+you\s+(?:can|could|would|don't"
@@ -344,7 +353,7 @@ _TYPED_MORE = (
         re.I | re.S,
     ),
     re.compile(
-        r"^(?:in|into|inside)\s+(?P<target>.+?)\s*,?\s+(?:type|write|enter|put|input)\s*:?\s+"
+        r"^(?:in|into|inside)\s+(?P<target>.+?)\s*,?\s+(?:type|write|enter|put|input)\s*(?P<colon>:)?\s+"
         r"(?P<text>.+)$",
         re.I,
     ),
@@ -756,13 +765,32 @@ def _extract_act(text: str) -> dict[str, Any] | None:
             re.I,
         )
     )
+    typed = (
+        typed
+        # the field named first, then "fill it with V": "it" is that field
+        or re.search(
+            r"^(?:(?:has|there(?:'s|\s+is))\s+)?(?P<target>[^;.]+?)\s*[;,.]\s*(?:and\s+)?"
+            r"(?:fill|type|enter)\s+(?:it|that(?:\s+one)?)\s+(?:in\s+)?with\s+"
+            rf"(?:{quoted}|(?P<t4>\S+))\s*$",
+            instruction,
+            re.I,
+        )
+        # German's separable verb around the field and the text: "Trag ins Feld X 10115 ein"
+        or re.search(
+            r"^(?:trag|trage|tragen\s+sie|gib|gebe|geben\s+sie|tipp|tippe)\s+"
+            r"(?:in\s+das|ins|in\s+die|in\s+den)\s+(?P<target>.+?)\s+"
+            rf"(?:{quoted}|(?P<t4>\S+))\s+ein\s*[.!]*$",
+            instruction,
+            re.I,
+        )
+    )
     if typed:
         target = _FOREIGN_ARTICLE.sub("", typed["target"].strip())
         return {
             "page": page,
             "instruction": _tidy(target),
             "action": "type",
-            "text": typed["t1"] or typed["t2"] or typed["t3"],
+            "text": typed["t1"] or typed["t2"] or typed["t3"] or typed.groupdict().get("t4"),
             **extra,
         }
     # "fill the message field with: Hi, I'd like ...": all after the colon is typed

@@ -211,7 +211,10 @@ _FORGET_LEAD = re.compile(
     re.I,
 )
 _FORGET_TAIL = re.compile(
-    r"\s*(?:(?:from|in)\s+(?:your\s+|ur\s+|my\s+|the\s+)?memory|any\s?more|anymore|now|please|thanks)\b[\s.!?]*$",
+    r"\s*(?:(?:from|in)\s+(?:your\s+|ur\s+|my\s+|the\s+)?memory|any\s?more|anymore|now|please|thanks|"
+    # a clause that only says memory holds it: "the office network name you saved"
+    r"(?<=\w\s)(?:that\s+|which\s+)?(?:you|i)(?:'ve|\s+have)?\s+(?:saved|stored|kept|noted|"
+    r"recorded|wrote\s+down))\b[\s.!?]*$",
     re.I,
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s+-\s+|\s+—\s+")
@@ -246,6 +249,9 @@ def cue_words(text: str) -> str:
                 return cue if word.islower() else cue.capitalize()
         return word
 
+    # the abbreviations of a typed request: "rmbr 4 me: ..."
+    text = re.sub(r"\b(?:rmbr|rmber|rmb)\s+4\s+me\b", "remember for me", text, flags=re.I)
+    text = re.sub(r"\b(?:rmbr|rmber|rmb)\b", "remember", text, flags=re.I)
     return re.sub(r"[A-Za-z]+", fix, text)
 
 
@@ -337,7 +343,7 @@ def _referent(said: str) -> str:
 # "Can you remember that?", "Note to self", "Log this for me")
 _KEEP_WORDS = re.compile(
     r"\b(?:remember|memori[sz]e|memory|note|notes|save|saved|store|stored|keep|record|file|mind|"
-    r"jot|log|commit|forget|(?:hang|hold)\s+on\s*to)\b",
+    r"jot|log|commit|forget|(?:hang|hold)\s+on\s*to|(?:don'?t|do\s+not|never)\s+lose)\b",
     re.I,
 )
 _KEEP_LEAD = re.compile(
@@ -381,12 +387,28 @@ def _kept(body: str) -> str | None:
     "Can you remember that?", "Note to self", "Quick one"), each without a request before it
     ("pls remember my locker number is 214")."""
     body = _CHATTER.sub("", body.strip()).strip()
+    # an aside in parentheses after the fact, a sentence of its own or an exclamation: "Lucia's
+    # shoe size is now 31 (she grew again)", "... is 4417 (not 4471!)"; "(3rd floor)" is part of it
+    body = (
+        re.sub(
+            r"\s*\((?:(?:she|he|they|it|i|we|you|that|this|not|ugh|lol|haha)\b[^()]*|[^()]*!)\)"
+            r"[\s.!?]*$",
+            "",
+            body,
+            flags=re.I,
+        )
+        or body
+    )
     kept: list[str] = []
+    point: str | None = None
     for part in re.split(r"\s*(?::|->|\u2014)\s+|\s+-+>?\s+|(?<=[.!?])\s+", body):
         clauses: list[str] = []
         for clause in re.split(r",\s+", part.strip(" .!?,")):
             clause = _CHATTER.sub("", clause).strip(" .!?,>")
-            clause = _POINT_IS.sub("", clause)
+            announced = _POINT_IS.sub("", clause)
+            if announced != clause and point is None:
+                point = announced  # "..., but the one thing to hold on to is that X": X alone
+            clause = announced
             rest = _KEEP_LEAD.sub("", clause, count=1).strip(" .!?,")
             rest = _KEEP_TAIL.sub("", rest).strip(" .!?,")
             if not rest or _ASIDE.match(rest):
@@ -399,6 +421,8 @@ def _kept(body: str) -> str | None:
         if clauses:
             kept.append(", ".join(clauses))
     said = ". ".join(kept).strip()
+    if point and len(point.split()) >= 2:
+        said = _KEEP_TAIL.sub("", point).strip(" .!?,")
     return said if len(said.split()) >= 2 and said.lower() not in _NOT_A_TOPIC else None
 
 
@@ -632,7 +656,8 @@ def _subject(said: str) -> str | None:
 
 _FORGET_ANY = re.compile(
     r"\b(?:forget|delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|scratch|ditch|toss|purge|"
-    rf"get\s+rid\s+of|discard|stop\s+remembering|unlearn)\b\s*(?P<rest>.*)$|{_STOP_KEEP}\s*(?P<kept>.*)$",
+    rf"get\s+rid\s+of|let\s+go\s+of|discard|stop\s+remembering|unlearn)\b\s*(?P<rest>.*)$|"
+    rf"{_STOP_KEEP}\s*(?P<kept>.*)$",
     re.I | re.S,
 )
 # a forget verb that asks the opposite: "don't let me forget: ...", "never forget that ..."

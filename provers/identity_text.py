@@ -185,6 +185,12 @@ _MAPLE_SUM = re.compile(r"\b(?:[sS]um|add)\(")
 # sums said in German, French, Spanish and Portuguese: "Summe über k von 0 bis n von X",
 # "la somme pour k de 0 à n de X vaut Y", "la suma de k=1 a n de X es Y"
 _FOREIGN_WORDS = (
+    # a verb of giving after the range, set off by a comma: "la suma de 2^k, con k desde 0 hasta
+    # n, da 2^(n+1) - 1" ("with k" is "for k")
+    (r"\b(?:con|mit|avec|com)\s+(?=[a-z]\s+(?:desde|von|de|da)\b)", "for "),
+    (r",\s*(?:da|dá|donne|ergibt|gibt)\s+(?=\S)", " equals "),
+    # the summand after the range: "von k=1 bis n über k²" ("Summe von a bis b über X")
+    (r"(?<=\bbis\s)(?P<hi>\w+)\s+über\s+", r"\g<hi> of "),
     (
         r"\b(?:Summe|somme|suma|soma)\s+(?:über|für|pour|sur|de|para|sobre|en)\s+"
         r"(?=[a-z]\b)",
@@ -210,7 +216,7 @@ _FOREIGN_WORDS = (
         r"equals \g<rhs>",
     ),
     (
-        r"\b(?:vaut|ist gleich|ist|égale|est égal à|est|es igual a|es|é igual a|é|ergibt|gleich)\b",
+        r"\b(?:vaut|ist gleich|ist|est égale? à|égale? à|égale|est égal à|est|es igual a|es|é igual a|é|ergibt|gleich)\b",
         "equals",
     ),
     # zero said in words: "est nul", "ist null", "es cero", "is zero"
@@ -218,12 +224,14 @@ _FOREIGN_WORDS = (
     # the lower bound on n in words: "dès que n ≥ 2", "sobald n >= 2", "cuando n >= 2"
     (
         r"\b(?:dès que|lorsque|quand|pour tout|sobald|wenn|falls|für alle|cuando|siempre que|"
-        r"para todo|quando|sempre que|se)\s+(?=n\s*>=)",
+        r"para todo|quando|sempre que|se|whenever|para|pour)\s+(?=\$?\s*n\s*>=)",
         "for ",
     ),
 )
 # the identity said by adding: "adding up 2k - 1 for k from 1 to n gives n²"
-_ADDING = re.compile(r"\b(?:adding\s+up|adding|totalling|totaling)\s+(?=\S)", re.I)
+_ADDING = re.compile(
+    r"\b(?:(?:you\s+)?add\s+up|adding\s+up|adding|totalling|totaling)\s+(?=\S)", re.I
+)
 # "summing X over k = 0..n gives Y": as "X summed over k = 0..n"
 _SUMMING = re.compile(r"\bsumming\s+(?P<body>.+?)\s+(?=over\b|for\b)", re.I | re.S)
 # Python's modules before a function: "math.comb(n, k)", "sp.binomial(n, k)"
@@ -412,7 +420,7 @@ _SUBSCRIPT = re.compile(
 _SUM_WORD = re.compile(r"(?<![A-Za-z])(?:sum|summation)(?![a-zA-Z0-9])|\bsummed\b", re.I)
 _RELATION = re.compile(
     r"(?<![<>!=])==?(?![=])|\b(?:equals|is\s+equal\s+to|is|gives|yields|evaluates\s+to|comes\s+to|"
-    r"adds\s+up\s+to|sums\s+to|totals)\b",
+    r"adds\s+up\s+to|sums\s+to|totals|you\s+get)\b",
     re.I,
 )
 
@@ -515,13 +523,13 @@ _SUM_SYMPY = re.compile(r"(?P<lhs>Sum\(.+\))\s*(?:==|=)\s*(?P<rhs>.+)$", re.S)
 _LEAD = re.compile(
     # "for every n, the sum over k of ...": the quantifier over n said first
     r"^\s*(?:for\s+(?:all|every|any|each)\s+(?:natural\s+(?:number\s+)?|integers?\s+)?n\s*[,:]\s*)?"
-    r"(?:please\s+)?(?:prove|show|verify|check|certify|establish)?\s*(?:that|the identity|"
+    r"(?:if\s+)?(?:please\s+)?(?:prove|show|verify|check|certify|establish)?\s*(?:that|the identity|"
     r"this identity|the sum identity)?\s*:?\s*",
     re.I,
 )
 _N_MIN = re.compile(
     r",?\s*(?:\b(?:for|when|where|with)\s+(?:all\s+|every\s+)?(?:integers?\s+|natural numbers?\s+)?|"
-    r",\s*|\(\s*)n\s*(?:>=|=>|\bat\s+least\b)\s*(?P<n>\d+)\s*\)?,?",
+    r",\s*|\(\s*)\$?\s*n\s*(?:>=|=>|\bat\s+least\b)\s*(?P<n>\d+)\s*\$?\s*\)?,?",
     re.I,
 )
 _TAIL = re.compile(
@@ -553,14 +561,18 @@ def identity_from_text(text: str) -> dict[str, Any] | None:
     'Sum(binomial(n, k)**2, (k, 0, n)) = binomial(2*n, n)'
     """
     out: dict[str, Any] = {"method": "wz"}
-    text = _plain(text)
+    # LaTeX's inline and display delimiters, "\\( ... \\)" and "\\[ ... \\]", are as "$ ... $"
+    text = _plain(re.sub(r"\\[()\[\]]", " $ ", text))
     lower = _N_MIN.search(text)
     if lower:
         out["n_min"] = int(lower["n"])
         text = (text[: lower.start()] + " " + text[lower.end() :]).strip(" ,")
     # a request or comment set off after the identity: "... -- can you prove it?", "# prove this"
     text = re.sub(r"\s+(?:--+|—|–|#)\s*[^=]*$", "", text.strip(), flags=re.S)
-    text = re.sub(r"\?.*$", "", text.strip(), flags=re.S)  # "... = n(n+1)/2? Prove it."
+    # "... = n(n+1)/2? Prove it."; a question before the identity is set aside ("is there a
+    # proof? sum(...) == ...")
+    questions = re.split(r"\?\s*", text.strip())
+    text = next((q for q in questions if _SUM_WORD.search(q) or "Sum(" in q), questions[0])
     text = text.replace("$", " ").strip()
     text = re.sub(
         r"\s+(?:please\s+)?(?:prove|show|verify|check|certify)\s+(?:it|this|that(?=\W*$))\b[^=]*$",

@@ -112,7 +112,14 @@ def coq_from_text(text: str) -> dict[str, Any] | None:
     if not (_COQ_WORDS.search(text) or gallina):
         return None
     stmt = _bare_statement(text)
-    return {"statement": f"Theorem goal : {stmt}.", "backend": "coq"} if stmt else None
+    if not stmt:
+        return None
+    out = {"statement": f"Theorem goal : {stmt}.", "backend": "coq"}
+    # the imports said before a bare statement: "Require Import List. Prove: forall ..."
+    header = _HEADER_SENTENCE.findall(text[: text.find(stmt)] if stmt in text else "")
+    if header:
+        out["header"] = "\n".join(" ".join(h.split()) for h in header)
+    return out
 
 
 _FENCE = re.compile(r"```[\w-]*\n?|```")

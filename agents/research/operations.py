@@ -50,6 +50,8 @@ _QUOTED_SOURCE = re.compile(
     r"[\"'\u201c\u2018](?P<path>[^\"'\u201d\u2019\n]*?\.(?:sqlite3?|db|csv|parquet))[\"'\u201d\u2019]",
     re.I,
 )
+# a file in code marks, spaces and all: `~/work/crm export.db` (before the quotes: "I've" has one)
+_CODE_SOURCE = re.compile(r"`(?P<path>[^`\n]*?\.(?:sqlite3?|db|csv|parquet))`", re.I)
 # where the report goes: "write the report to reports/hr", "save the results in out/"
 _OUT_DIR = re.compile(
     r"\s*,?\s*(?:and\s+)?(?:write|save|put|store|output)\s+(?:the\s+|my\s+)?(?:report|results?|output)"
@@ -112,7 +114,8 @@ def _extract(text: str) -> dict[str, Any] | None:
     if top and 1 <= int(top["a"] or top["b"]) <= 200:
         extra["top"] = int(top["a"] or top["b"])
     m = (
-        _QUOTED_SOURCE.search(text)
+        _CODE_SOURCE.search(text)
+        or _QUOTED_SOURCE.search(text)
         or _SOURCE.search(text)
         or _FOLDER.search(text)
         or _FILES_UNDER.search(text)

@@ -1086,3 +1086,227 @@ def test_research_reads_how_many_findings_after_any_superlative(router) -> None:
     route = router.route("what are the 3 biggest findings in sales.db?")
     assert route.operation == "research_research", route.reason
     assert route.args.get("top") == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        # the bound on n after "whenever", in LaTeX dollars, or after Portuguese "para"
+        (
+            "sum_{k=0}^{n} binomial(n,k)*k*(k-1) = n*(n-1)*2^(n-2) whenever n ≥ 2. Prove it.",
+            {"statement": "Sum(binomial(n,k)*k*(k-1), (k, 0, n)) = n*(n-1)*2**(n-2)", "n_min": 2},
+        ),
+        (
+            "$\\sum_{j=1}^{n} j = \\frac{n(n+1)}{2}$ for $n \\geq 1$, can the prover show it",
+            {"n_min": 1},
+        ),
+        (
+            "Mostre que a soma de k=1 até n de k é igual a n(n+1)/2, para n ≥ 1.",
+            {"statement": "Sum(k, (k, 1, n)) = n*(n+1)/2", "n_min": 1},
+        ),
+        # LaTeX's inline delimiters \( ... \) around the identity, prose after it
+        (
+            "my notes claim \\(\\sum_{k=0}^{n}\\binom{n}{k}=2^{n}\\) in general, certify it for me",
+            {"statement": "Sum(binomial(n, k), (k, 0, n)) = 2**(n)"},
+        ),
+        # "if you add up X over k = a..b you get Y"
+        (
+            "If you add up 2k+1 over k = 0..n you get (n+1)^2. Is there a proof?",
+            {"statement": "Sum(2*k+1, (k, 0, n)) = (n+1)**2"},
+        ),
+        # French "est égale à", German "von k=a bis b über X", Spanish "con k desde a hasta b, da"
+        (
+            "Prouver que la somme pour k de 1 à n de 2k est égale à n(n+1).",
+            {"statement": "Sum(2*k, (k, 1, n)) = n*(n+1)"},
+        ),
+        (
+            "Beweise: die Summe von k=0 bis n über C(n,k) ist gleich 2^n.",
+            {"statement": "Sum(binomial(n,k), (k, 0, n)) = 2**n"},
+        ),
+        (
+            "Quiero demostrar que la suma de 3^k, con k desde 0 hasta n, da (3^(n+1) - 1)/2.",
+            {"statement": "Sum(3**k, (k, 0, n)) = (3**(n+1) - 1)/2"},
+        ),
+        # a question before the identity is the person's, not the identity's end
+        (
+            "is this provable? sum(k * comb(n, k) for k in range(n + 1)) == n * 2**(n - 1)",
+            {"statement": "Sum(k * binomial(n, k), (k, 0, n)) = n * 2**(n - 1)"},
+        ),
+    ],
+)
+def test_sum_identities_in_more_forms_are_proved(router, text, args) -> None:
+    _assert_routed(router, text, "provers_prove", args)
+
+
+def test_imports_said_before_a_bare_coq_statement_are_its_header(router) -> None:
+    _assert_routed(
+        router,
+        "Require Import Arith. Quiero una prueba de esto: forall n m : nat, n + m = m + n",
+        "provers_prove",
+        {"header": "Require Import Arith.", "backend": "coq"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # a thanks or a tag question after a foreign request to keep is not the fact
+        (
+            "Recuerda que mi dentista se llama Ortega, gracias.",
+            "memory_remember",
+            {"text": "mi dentista se llama Ortega"},
+        ),
+        (
+            "Lembra que o jantar é na sexta, tá?",
+            "memory_remember",
+            {"text": "o jantar é na sexta"},
+        ),
+        # "what I told you about X" in French, Spanish (del = de + el) and Portuguese
+        (
+            "Oublie ce que je t'ai dit à propos de mon voisin.",
+            "memory_forget",
+            {"about": "mon voisin"},
+        ),
+        (
+            "Olvida lo que sabes del coche de alquiler.",
+            "memory_forget",
+            {"about": "el coche de alquiler"},
+        ),
+        (
+            "Esquece o que eu te disse sobre o jantar de sexta.",
+            "memory_forget",
+            {"about": "o jantar de sexta"},
+        ),
+        # a clause that only says memory holds the topic
+        (
+            "the gate code you stored, please delete that",
+            "memory_forget",
+            {"about": "the gate code"},
+        ),
+        # an aside in parentheses is dropped; a qualifier in parentheses stays
+        (
+            "make a note that the boiler was serviced in May (it was overdue, sigh)",
+            "memory_remember",
+            {"text": "the boiler was serviced in May"},
+        ),
+        (
+            "please remember the spare charger is in the hall cupboard (second shelf)",
+            "memory_remember",
+            {"text": "the spare charger is in the hall cupboard (second shelf)"},
+        ),
+        # "don't lose that" asks to keep the sentence before
+        (
+            "for the record, the plumber's number is 0612 445 901. don't lose that",
+            "memory_remember",
+            {"text": "the plumber's number is 0612 445 901"},
+        ),
+        # a typed abbreviation of the request
+        (
+            "rmbr 4 me: my locker at the pool is 118",
+            "memory_remember",
+            {"text": "my locker at the pool is 118"},
+        ),
+        # the announced point alone, the story around it left out
+        (
+            "The meeting ran long and most of it was chatter, but the one thing to keep in mind is "
+            "that the budget is frozen until March.",
+            "memory_remember",
+            {"text": "the budget is frozen until March"},
+        ),
+        # a foreign question after "tell me", or asking whether memory still knows
+        ("Sag mal, wie hieß nochmal unser Vermieter?", "memory_recall", {}),
+        ("¿Te acuerdas de la dirección del hotel de Lisboa?", "memory_recall", {}),
+    ],
+)
+def test_memory_requests_read_without_their_asides_and_in_more_languages(
+    router, text, operation, args
+) -> None:
+    _assert_routed(router, text, operation, args)
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # a foreign preposition, article and file noun before the path go with it
+        (
+            "Mostra onde fica o menu Ajuda na imagem painel.png",
+            "gui_ground",
+            {"image": "painel.png", "instruction": "o menu Ajuda"},
+        ),
+        (
+            "Auf der Seite konto/profil.html klick auf „Passwort ändern“",
+            "gui_act",
+            {"page": "konto/profil.html"},
+        ),
+        # French "coche" is a click on a checkbox, not a word to look for
+        (
+            "Sur la page inscription.html, coche la case « Recevoir la newsletter »",
+            "gui_act",
+            {"page": "inscription.html", "instruction": "la case « Recevoir la newsletter »"},
+        ),
+        # a screenshot taken after the action, to a path
+        (
+            "On shop/basket.html press the Pay now button, then take a screenshot to out/paid.png",
+            "gui_act",
+            {"instruction": "the Pay now button", "screenshot": "out/paid.png"},
+        ),
+        # the field named first, then "fill it with": "it" is that field
+        (
+            "signup.html has a Username field; fill it with mia_k",
+            "gui_act",
+            {"instruction": "a Username field", "action": "type", "text": "mia_k"},
+        ),
+        # after "write:" everything is typed, commas too
+        (
+            "On notes.html, in the box under 'Title', write: eggs, milk, bread",
+            "gui_act",
+            {"action": "type", "text": "eggs, milk, bread"},
+        ),
+        # German's separable verb: "Trag ins Feld X V ein"
+        (
+            "Trag auf bestellung.html ins Feld „Menge“ 3 ein",
+            "gui_act",
+            {"instruction": "Feld „Menge“", "action": "type", "text": "3"},
+        ),
+    ],
+)
+def test_gui_requests_read_with_foreign_file_words_taken_screenshots_and_back_references(
+    router, text, operation, args
+) -> None:
+    _assert_routed(router, text, operation, args)
+
+
+def test_research_reads_a_database_path_in_code_marks_with_a_space(router) -> None:
+    _assert_routed(
+        router,
+        "There's a file at `~/data/q3 sales.sqlite` - what's interesting in it?",
+        "research_research",
+        {"source": "~/data/q3 sales.sqlite"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # "let go of X" asks memory to forget X
+        (
+            "You can let go of the hotel booking details now, the trip is over.",
+            "memory_forget",
+            {"about": "the hotel booking details"},
+        ),
+        # German with the verb last
+        (
+            "Das mit dem Zahnarzttermin kannst du vergessen, der ist abgesagt.",
+            "memory_forget",
+            {"about": "dem Zahnarzttermin"},
+        ),
+        # a foreign question about a number, nothing of the user's in it, is not memory's
+        ("¿Cuánto es 17 por 23?", None, {}),
+        # a person's own letting go asks nothing of memory
+        ("I need to let go of my anger", None, {}),
+    ],
+)
+def test_letting_go_verb_last_forgetting_and_arithmetic_questions(
+    router, text, operation, args
+) -> None:
+    _assert_routed(router, text, operation, args)
