@@ -40,6 +40,7 @@ __all__ = [
     "Screen",
     "TextAnchor",
     "draw_candidates",
+    "names_an_icon",
     "normalise_text",
 ]
 

@@ -428,7 +428,9 @@ class Grounder:
         sub = Screen(big)
         x0, y0 = int(region[0]), int(region[1])
         # the label found, read again: a neighbour read better at 3x ("Export as SVG" below
-        # "Export as ...") is not a reason to move, since the first reading chose between them
+        # "Export as ...") is no reason to move, since the first reading chose between them;
+        # one that holds more of the instruction's words is ("Export as PNG" for "... a PNG
+        # picture" where 1x read only "Export")
         found = [
             Candidate(
                 (x0 + c.box[0] / 3, y0 + c.box[1] / 3, x0 + c.box[2] / 3, y0 + c.box[3] / 3),
@@ -439,8 +441,18 @@ class Grounder:
             )
             for c in text.candidates(sub, query)
         ]
-        found = [c for c in found if overlap_of_smaller(c.box, best.box) >= 0.5]
-        return found[0] if found else None
+        if not found:
+            return None
+        keys = set(_instruction_keywords(query.instruction))
+
+        def shared(c: Candidate) -> int:
+            return len(keys & set(normalise_text(c.label).split()))
+
+        same = [c for c in found if overlap_of_smaller(c.box, best.box) >= 0.5]
+        kept = same[0] if same else None
+        if shared(found[0]) > (shared(kept) if kept else shared(best)):
+            return found[0]
+        return kept
 
 
 def _rescored(c: Candidate, score: float) -> Candidate:
