@@ -191,7 +191,8 @@ _WHY = re.compile(
     re.I,
 )
 _KEEP_VERB = re.compile(
-    r"\b(?:remember|memori[sz]e|note|jot|save|store|record|log|file|keep|commit)\b", re.I
+    r"\b(?:remember|memori[sz]e|note|jot|save|store|record|log|file|keep|commit|(?:hold|hang) on to)\b",
+    re.I,
 )
 _FORGET_VERB = re.compile(
     r"\b(?:forget|delete|erase|remove|wipe|drop|clear|scrap|scratch|ditch|toss|purge|discard|"

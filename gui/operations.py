@@ -313,6 +313,16 @@ def _tidy(instruction: str) -> str:
         rest = re.sub(r"^(?:this|the)\s+instruction\s*:?\s*", "", rest, flags=re.I)
         rest = _SEARCHING.sub("", rest)
         rest = _CLICK_VERB.sub("", rest)
+        # "hey so there's some kind of help icon": the opening words and "there's" only lead in
+        rest = re.sub(
+            r"^(?:(?:hey|hi|ok(?:ay)?|so|um+|uh+|well)\b[\s,]*)+(?=\S)", "", rest, flags=re.I
+        )
+        rest = re.sub(
+            r"^there(?:'s|\s+is|\s+are)\s+(?:(?:some|a)\s+(?:kind|sort)\s+of\s+|an?\s+)?(?=\S)",
+            "",
+            rest,
+            flags=re.I,
+        )
         rest = _TRAILING.sub("", rest)
         if rest == before:
             break

@@ -1310,3 +1310,26 @@ def test_letting_go_verb_last_forgetting_and_arithmetic_questions(
     router, text, operation, args
 ) -> None:
     _assert_routed(router, text, operation, args)
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # "hold on to" asks memory to keep, the story around the point left out
+        (
+            "Busy week at work and lots of back and forth, but the one thing I need you to hang "
+            "on to is that the office moves to Lyon on May 2.",
+            "memory_remember",
+            {"text": "the office moves to Lyon on May 2"},
+        ),
+        # the opening words and "there's some kind of" only lead in to the target
+        (
+            "hey so in the screenshot app.png there's some kind of bell icon, the round one. "
+            "where is it?",
+            "gui_ground",
+            {"image": "app.png", "instruction": "bell icon, the round one"},
+        ),
+    ],
+)
+def test_holding_on_to_a_point_and_a_target_after_there_is(router, text, operation, args) -> None:
+    _assert_routed(router, text, operation, args)
