@@ -276,6 +276,13 @@ _FOREIGN_FORGET_LAST = re.compile(
     r"(?:(?:jetzt|ruhig|bitte|auch)\s+)*(?:vergessen|löschen|streichen)\b",
     re.I,
 )
+_FOREIGN_ARITHMETIC = re.compile(
+    r"\d\s*(?:[-+*/×÷^]|\b(?:por|mal|fois|vezes|plus|más|mais|minus|menos|moins|entre|durch|"
+    r"geteilt\s+durch|dividido\s+por|divisé\s+par|hoch)\b)\s*\d|"
+    r"\b(?:raíz|raiz|racine|wurzel|quadratwurzel|logaritmo|logarithme|logarithmus|"
+    r"porcentaje|pourcentage|prozent|porcentagem)\b",
+    re.I,
+)
 _FOREIGN_QUESTION = re.compile(
     # (after a "tell me" that opens it: "Sag mal, welchen ...", "Dis-moi, où ...")
     r"^\s*¿|^\s*(?:(?:sag|sagen sie|dis|dites|dime|diga|diz|oye)(?:[\s-]+(?:mal|moi|me|aí))?\s*,\s*)?"
@@ -555,9 +562,9 @@ class Router:
         if not _FOREIGN_QUESTION.search(text) and not _FOREIGN_REASON.search(text):
             return None
         name = "memory_reason" if _FOREIGN_REASON.search(text) else "memory_recall"
-        # a question with a number in it and nothing of the user's asks for a computation or
-        # a fact of the world ("¿Cuál es la raíz cuadrada de 144?"), not memory
-        known = evidence is not None and evidence >= 0.25 and not re.search(r"\d", text)
+        # a question of arithmetic with nothing of the user's in it asks for a computation, not
+        # memory ("¿Cuál es la raíz cuadrada de 144?", "Combien font 12 fois 7 ?")
+        known = evidence is not None and evidence >= 0.25 and not _FOREIGN_ARITHMETIC.search(text)
         op = self.registry.find(name)
         if op is None or not (name == "memory_reason" or known or _FOREIGN_MEMORY.search(text)):
             return None

@@ -1300,8 +1300,9 @@ def test_research_reads_a_database_path_in_code_marks_with_a_space(router) -> No
             "memory_forget",
             {"about": "dem Zahnarzttermin"},
         ),
-        # a foreign question about a number, nothing of the user's in it, is not memory's
+        # a foreign question of arithmetic, nothing of the user's in it, is not memory's
         ("¿Cuánto es 17 por 23?", None, {}),
+        ("Combien font 12 fois 7 ?", None, {}),
         # a person's own letting go asks nothing of memory
         ("I need to let go of my anger", None, {}),
     ],
