@@ -16,6 +16,14 @@ def router() -> Router:
     return Router(load_registry(), get_embedder(Settings.load(config_file=None), cache=False))
 
 
+def _assert_routed(router: Router, text: str, operation: str, args: dict) -> None:
+    """``text`` goes to ``operation`` with every one of ``args`` as given."""
+    route = router.route(text)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
 @pytest.mark.parametrize(
     ("text", "operation", "args"),
     [
@@ -73,10 +81,7 @@ def router() -> Router:
     ],
 )
 def test_tasks_route_to_their_operation_with_arguments(router, text, operation, args) -> None:
-    route = router.route(text)
-    assert route.operation == operation, route.reason
-    for key, value in args.items():
-        assert route.args.get(key) == value, (key, route.args)
+    _assert_routed(router, text, operation, args)
 
 
 @pytest.mark.parametrize(
@@ -195,10 +200,7 @@ def test_a_memory_cue_on_a_request_no_operation_serves_is_declined(router) -> No
 def test_arguments_are_read_around_code_marks_and_loose_phrasing(
     router, text, operation, args
 ) -> None:
-    route = router.route(text)
-    assert route.operation == operation, route.reason
-    for key, value in args.items():
-        assert route.args.get(key) == value, (key, route.args)
+    _assert_routed(router, text, operation, args)
 
 
 @pytest.mark.parametrize(
@@ -355,10 +357,7 @@ def test_remembering_together_is_not_a_request_to_keep(router) -> None:
     ],
 )
 def test_proving_and_research_tasks_in_more_forms(router, text, operation, args) -> None:
-    route = router.route(text)
-    assert route.operation == operation, route.reason
-    for key, value in args.items():
-        assert route.args.get(key) == value, (key, route.args)
+    _assert_routed(router, text, operation, args)
 
 
 def test_the_memory_gate_is_fitted_and_reports_its_left_out_figures() -> None:
@@ -559,10 +558,7 @@ def test_asking_memory_in_texting_and_as_a_command_is_a_recall(router, text) -> 
     ],
 )
 def test_gui_ground_reads_the_target_in_more_forms(router, text, operation, args) -> None:
-    route = router.route(text)
-    assert route.operation == operation, route.reason
-    for key, value in args.items():
-        assert route.args.get(key) == value, (key, route.args)
+    _assert_routed(router, text, operation, args)
 
 
 @pytest.mark.parametrize(
@@ -676,10 +672,7 @@ def test_chat_accounts_and_timed_reminders_are_declined(router, text, evidence) 
     ],
 )
 def test_proving_tasks_with_sorry_and_a_leading_quantifier(router, text, operation, args) -> None:
-    route = router.route(text)
-    assert route.operation == operation, route.reason
-    for key, value in args.items():
-        assert route.args.get(key) == value, (key, route.args)
+    _assert_routed(router, text, operation, args)
 
 
 def test_a_page_routed_by_its_address_is_loaded_from_there_with_its_base(tmp_path) -> None:
@@ -744,10 +737,7 @@ def test_a_page_routed_by_its_address_is_loaded_from_there_with_its_base(tmp_pat
 def test_memory_requests_in_german_french_spanish_and_portuguese(
     router, text, operation, args
 ) -> None:
-    route = router.route(text)
-    assert route.operation == operation, route.reason
-    for key, value in args.items():
-        assert route.args.get(key) == value, (key, route.args)
+    _assert_routed(router, text, operation, args)
 
 
 def test_a_question_in_another_language_goes_to_memory_only_when_it_is_the_users_own(
@@ -838,18 +828,7 @@ def test_sum_identities_in_other_notations_and_languages_are_proved(
 def test_forget_and_remember_arguments_leave_out_the_words_around_the_topic(
     router, text, operation, args
 ) -> None:
-    route = router.route(text)
-    assert route.operation == operation, route.reason
-    for key, value in args.items():
-        assert route.args.get(key) == value, (key, route.args)
-
-
-def _assert_routed(router: Router, text: str, operation: str, args: dict) -> None:
-    """``text`` goes to ``operation`` with every one of ``args`` as given."""
-    route = router.route(text)
-    assert route.operation == operation, route.reason
-    for key, value in args.items():
-        assert route.args.get(key) == value, (key, route.args)
+    _assert_routed(router, text, operation, args)
 
 
 @pytest.mark.parametrize(
