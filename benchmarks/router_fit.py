@@ -2,7 +2,8 @@
 development tasks of ``benchmarks/agent_routing.py``, choose its regularisation by
 leave-one-source-out, and write ``agents/router_weights.json``.
 
-    python benchmarks/agent_routing.py --sources generated,fresh,fresh2,fresh3,fresh4,fresh5,fresh6 \\
+    python benchmarks/agent_routing.py \\
+        --sources generated,fresh,fresh2,fresh3,fresh4,fresh5,fresh6,fresh7,fresh8,fresh9 \\
         --no-e2e --no-overhead --json /tmp/dev.json
     python benchmarks/router_fit.py /tmp/dev.json [--write]
 
@@ -35,7 +36,18 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import agent_routing as bench  # noqa: E402
 
-SOURCES = ("generated", "fresh_dev", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
+SOURCES = (
+    "generated",
+    "fresh_dev",
+    "fresh2",
+    "fresh3",
+    "fresh4",
+    "fresh5",
+    "fresh6",
+    "fresh7",
+    "fresh8",
+    "fresh9",
+)
 STRENGTHS = (0.03, 0.1, 0.3, 1.0, 3.0)
 
 
