@@ -25,6 +25,7 @@ from lemmata.environments.database import Database, quote_ident
 
 __all__ = [
     "SMALL_ROWS",
+    "SMALL_STEP_UP",
     "UNITS_RATE",
     "UNITS_ROWS",
     "CheckContext",
@@ -130,6 +131,12 @@ UNITS_ROWS = 5000
 #: more: half the small table's, so that correlations and group differences together spend
 #: at most 5% of a database of noise (at 5% each, 3 of 20 tables of noise had a finding).
 UNITS_RATE = 0.025
+#: Whether a small table's correlations and group differences are held to the
+#: Benjamini-Hochberg step-up bar at ``FAMILY_RATE`` over the database's hypotheses of the kind,
+#: ranked among the table's (as a table of units is, at ``UNITS_RATE``); else Holm's step-down
+#: bar (correlations) and Bonferroni's (group differences) at ``FAMILY_RATE``. Either way the
+#: effect floors of a small table stay.
+SMALL_STEP_UP = True
 
 
 class TableData:

@@ -17,8 +17,9 @@ rate of ``RATE`` over the database's group hypotheses and the levels compared, a
 In a small table (fewer than ``SMALL_N`` rows, not a time series: fifty states, a trial of a
 few dozen plots, sixteen bacteria), where a large difference cannot reach 1e-6, levels of
 ``SMALL_GROUP`` rows or more are compared and a level is told when both Welch's t-test and the
-Mann-Whitney test (which no single extreme row carries) clear Bonferroni at 5% over the
-database's group hypotheses and the levels compared, for at least a medium effect
+Mann-Whitney test (which no single extreme row carries) clear the Benjamini-Hochberg step-up
+bar at 5% over the database's group hypotheses, ranked among the table's
+(``base.SMALL_STEP_UP``; else Bonferroni at 5%), and the levels compared, for at least a medium effect
 (\\|d\\| >= ``SMALL_D``); for a skewed column the Mann-Whitney test alone, with
 \\|rank-biserial r\\| >= ``SMALL_RANK_R``.
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from lemmata.agents.research import evidence as ev
+from lemmata.agents.research.checks import base
 from lemmata.agents.research.checks.base import (
     FAMILY_RATE,
     UNITS_RATE,
@@ -316,16 +318,19 @@ def _family_bar(
     ctx: CheckContext, h: Hypothesis, groups: list[Any]
 ) -> tuple[float, float, float] | None:
     """The bar of a small table or a table of units: (p-value, \\|d\\|, \\|rank-biserial
-    r\\|) to clear, over the comparisons its levels make: Bonferroni at ``FAMILY_RATE`` over
-    the database's group hypotheses in a small table, the step-up bar at ``UNITS_RATE`` in a
-    table of units; None for other tables (or uncounted hypotheses)."""
+    r\\|) to clear, over the comparisons its levels make: the step-up bar at ``FAMILY_RATE``
+    over the database's group hypotheses in a small table (Bonferroni at ``FAMILY_RATE``
+    without ``base.SMALL_STEP_UP``), the step-up bar at ``UNITS_RATE`` in a table of units; None for other tables (or uncounted hypotheses)."""
     t = ctx.table(h.table)
-    if is_small(t):
+    m = ctx.family.get("group_difference", 0)
+    if is_small(t) and not base.SMALL_STEP_UP:
         alpha = ctx.alpha("group_difference", 0.0, rate=FAMILY_RATE)
         least = (SMALL_D, SMALL_RANK_R)
-    elif ctx.units(h.table):
-        m = ctx.family.get("group_difference", 0)
+    elif is_small(t):
         # The step-up bar is one of the p-values it ranks: a hypothesis at it is a discovery.
+        alpha = step_up_bar(_table_ps(ctx, h.table), m, FAMILY_RATE) * (1 + 1e-9) if m else 0.0
+        least = (SMALL_D, SMALL_RANK_R)
+    elif ctx.units(h.table):
         alpha = step_up_bar(_table_ps(ctx, h.table), m, UNITS_RATE) * (1 + 1e-9) if m else 0.0
         least = (UNITS_D, UNITS_RANK_R)
     else:

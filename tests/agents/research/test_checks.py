@@ -654,3 +654,79 @@ def test_twins_and_the_step_up_bar() -> None:
     # A column of two levels makes one comparison, not two; of three, three.
     assert comparisons(["a", "b", "a", None]) == 1
     assert comparisons(["a", "b", "c"]) == 3
+
+
+def _small_related_table(path: Path, seed: int, target_p: float, n: int = 80) -> Path:
+    """``n`` units (fewer than a small table's 200 rows): five pairs of measures strongly
+    related, two measures whose Pearson correlation has p-value ``target_p`` exactly, and
+    four unrelated ones."""
+    from scipy import stats
+
+    rng = np.random.default_rng(seed)
+    data: dict[str, list[float]] = {}
+    for j in range(5):
+        x = rng.normal(size=n)
+        data[f"x{j}"] = list(x)
+        data[f"y{j}"] = list(0.6 * x + 0.8 * rng.normal(size=n))
+    t = stats.t.isf(target_p / 2, n - 2)
+    r = t / np.sqrt(n - 2 + t * t)
+    a = rng.normal(size=n)
+    a = (a - a.mean()) / a.std()
+    e = rng.normal(size=n)
+    e -= e.mean() + (e @ a) / n * a
+    e /= e.std()
+    data["target_a"] = list(a)
+    data["target_b"] = list(r * a + np.sqrt(1 - r * r) * e)
+    for j in range(4):
+        data[f"noise{j}"] = list(rng.normal(size=n))
+    return _columns(path, "units", data)
+
+
+def _target(path: Path) -> tuple[list[str], int, str]:
+    db = Database(path)
+    ex = Explorer(db, survey(db))
+    ex.initial()
+    out = ex.test(Hypothesis(kind="correlation", table="units", columns=["target_a", "target_b"]))
+    return (
+        [str(i.direction) for i in out.insights],
+        ex.context.family["correlation"],
+        out.observation,
+    )
+
+
+@pytest.mark.parametrize("step_up", [True, False])
+def test_in_a_small_related_table_a_moderate_correlation_clears_the_step_up_bar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step_up: bool
+) -> None:
+    from scipy import stats
+
+    from lemmata.agents.research.checks.stats import holm_passes, step_up_bar
+
+    monkeypatch.setattr(checks.base, "SMALL_STEP_UP", step_up)
+    path = _small_related_table(tmp_path / "units.sqlite", seed=3, target_p=1e-3)
+    con = sqlite3.connect(path)
+    a, b = np.array(con.execute('SELECT "target_a", "target_b" FROM "units"').fetchall()).T
+    r, p = (float(v) for v in stats.pearsonr(a, b))
+    found, m, said = _target(path)
+    # Where the test stands: r over the small table's floor, past Holm's step-down bar at 5%
+    # over the database's questions (five strong pairs rejected first), inside the step-up
+    # bar those five discoveries open.
+    strong = [1e-9] * 5
+    assert r >= 0.3 and not holm_passes(p, strong, m, 0.05)
+    assert p <= step_up_bar([*strong, p], m, 0.05)
+    assert found == (["positive"] if step_up else []), said
+
+
+def test_the_step_up_bar_keeps_a_small_tables_effect_floor(tmp_path: Path) -> None:
+    from scipy import stats
+
+    from lemmata.agents.research.checks.stats import step_up_bar
+
+    # 190 units: p = 1e-3 is r ~ 0.24, under the floor of 0.3, though inside the step-up bar.
+    path = _small_related_table(tmp_path / "units.sqlite", seed=3, target_p=1e-3, n=190)
+    con = sqlite3.connect(path)
+    a, b = np.array(con.execute('SELECT "target_a", "target_b" FROM "units"').fetchall()).T
+    r, p = (float(v) for v in stats.pearsonr(a, b))
+    found, m, said = _target(path)
+    assert r < 0.3 and p <= step_up_bar([1e-9] * 5 + [p], m, 0.05)
+    assert found == [], said
