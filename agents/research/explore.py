@@ -62,7 +62,7 @@ relationships otherwise keep their fixed bars: a looser Bonferroni bar for them 
 databases (the rows of one parent are not independent either, and a looser bar reported noise
 across links). A small table (fewer than 200 rows, not a time series) is the exception: its
 rows are its units (fifty states, sixty strikes), a moderate effect there cannot reach a fixed
-bar, and the database's 5% holds, with a floor on the effect (\\|r\\| >= 0.3, \\|d\\| >= 0.8);
+bar, and the database's 5% holds, with a floor on the effect (\\|r\\| >= 0.3, \\|d\\| >= 0.5);
 as the Benjamini-Hochberg step-up bar over the kind's hypotheses, ranked among the table's
 (``checks.base.SMALL_STEP_UP``; before it, Holm's step-down bar for correlations and
 Bonferroni's for group differences): on noise as strict as Bonferroni, looser for each
