@@ -36,18 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import agent_routing as bench  # noqa: E402
 
-SOURCES = (
-    "generated",
-    "fresh_dev",
-    "fresh2",
-    "fresh3",
-    "fresh4",
-    "fresh5",
-    "fresh6",
-    "fresh7",
-    "fresh8",
-    "fresh9",
-)
+SOURCES = bench.IN_SAMPLE  # the development sources (sealed ones are refused)
 STRENGTHS = (0.03, 0.1, 0.3, 1.0, 3.0)
 
 

@@ -567,19 +567,10 @@ def test_in_a_small_study_the_highest_and_the_lowest_of_five_breeds_are_told(
     assert sorted(e for _, [e] in found) == ["breed=holstein", "breed=jersey"]
 
 
-def _survey_table(path: Path, seed: int, target_p: float) -> Path:
-    """A cross section of 400 people: ten pairs of measures strongly related, two measures
-    whose Pearson correlation has p-value ``target_p`` exactly, ten unrelated ones, and a
-    wage with its logarithm beside it."""
+def _pair_at_p(rng: np.random.Generator, n: int, target_p: float) -> tuple[list, list]:
+    """Two measures of ``n`` rows whose Pearson correlation has p-value ``target_p`` exactly."""
     from scipy import stats
 
-    rng = np.random.default_rng(seed)
-    n = 400
-    data: dict[str, list[float]] = {}
-    for j in range(10):
-        x = rng.normal(size=n)
-        data[f"x{j}"] = list(x)
-        data[f"y{j}"] = list(0.6 * x + 0.8 * rng.normal(size=n))
     t = stats.t.isf(target_p / 2, n - 2)
     r = t / np.sqrt(n - 2 + t * t)
     a = rng.normal(size=n)
@@ -587,8 +578,21 @@ def _survey_table(path: Path, seed: int, target_p: float) -> Path:
     e = rng.normal(size=n)
     e -= e.mean() + (e @ a) / n * a  # no correlation with a at all
     e /= e.std()
-    data["target_a"] = list(a)
-    data["target_b"] = list(r * a + np.sqrt(1 - r * r) * e)
+    return list(a), list(r * a + np.sqrt(1 - r * r) * e)
+
+
+def _survey_table(path: Path, seed: int, target_p: float) -> Path:
+    """A cross section of 400 people: ten pairs of measures strongly related, two measures
+    whose Pearson correlation has p-value ``target_p`` exactly, ten unrelated ones, and a
+    wage with its logarithm beside it."""
+    rng = np.random.default_rng(seed)
+    n = 400
+    data: dict[str, list[float]] = {}
+    for j in range(10):
+        x = rng.normal(size=n)
+        data[f"x{j}"] = list(x)
+        data[f"y{j}"] = list(0.6 * x + 0.8 * rng.normal(size=n))
+    data["target_a"], data["target_b"] = _pair_at_p(rng, n, target_p)
     for j in range(10):
         data[f"noise{j}"] = list(rng.normal(size=n))
     wage = np.exp(2.5 + 0.5 * rng.normal(size=n))
@@ -660,23 +664,13 @@ def _small_related_table(path: Path, seed: int, target_p: float, n: int = 80) ->
     """``n`` units (fewer than a small table's 200 rows): five pairs of measures strongly
     related, two measures whose Pearson correlation has p-value ``target_p`` exactly, and
     four unrelated ones."""
-    from scipy import stats
-
     rng = np.random.default_rng(seed)
     data: dict[str, list[float]] = {}
     for j in range(5):
         x = rng.normal(size=n)
         data[f"x{j}"] = list(x)
         data[f"y{j}"] = list(0.6 * x + 0.8 * rng.normal(size=n))
-    t = stats.t.isf(target_p / 2, n - 2)
-    r = t / np.sqrt(n - 2 + t * t)
-    a = rng.normal(size=n)
-    a = (a - a.mean()) / a.std()
-    e = rng.normal(size=n)
-    e -= e.mean() + (e @ a) / n * a
-    e /= e.std()
-    data["target_a"] = list(a)
-    data["target_b"] = list(r * a + np.sqrt(1 - r * r) * e)
+    data["target_a"], data["target_b"] = _pair_at_p(rng, n, target_p)
     for j in range(4):
         data[f"noise{j}"] = list(rng.normal(size=n))
     return _columns(path, "units", data)
