@@ -31,6 +31,7 @@ the Java simulators), so they are context managers and must be closed.
 from __future__ import annotations
 
 import abc
+import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -202,7 +203,8 @@ def open_environment(name: str, **options: Any) -> TextEnvironment:
     """The environment called ``name`` (see :func:`environment_names`), built with ``options``.
 
     A missing package raises :class:`~lemmata.errors.MissingDependency` with the command that
-    installs it.
+    installs it; an option the environment does not take raises :class:`UsageError` naming the
+    options it does take.
     """
     _builtin()
     try:
@@ -211,7 +213,28 @@ def open_environment(name: str, **options: Any) -> TextEnvironment:
         raise UnknownTask(
             f"no environment called {name!r}: choose one of {', '.join(sorted(_FACTORIES))}"
         ) from None
+    _check_options(name, factory, options)
     return factory(**options)
+
+
+def _check_options(name: str, factory: Callable[..., Any], options: dict[str, Any]) -> None:
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # a factory without a readable signature takes its chances
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return
+    takes = [
+        p.name
+        for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    unknown = sorted(set(options) - set(takes))
+    if unknown:
+        raise UsageError(
+            f"{name} has no option {', '.join(map(repr, unknown))}: "
+            f"it takes {', '.join(takes) or 'none'}"
+        )
 
 
 def iter_gold(env: TextEnvironment, task: Task) -> Iterator[tuple[Observation, str, Observation]]:

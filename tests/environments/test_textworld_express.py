@@ -127,6 +127,11 @@ def test_unknown_games_seeds_and_parameters_name_the_valid_ones(env: TextWorldEx
         env.reset(Task("scienceworld", "boil", 0, "train"))
 
 
+def test_an_option_the_environment_does_not_take_is_named_with_those_it_takes() -> None:
+    with pytest.raises(UsageError, match=r"no option 'step_limt': it takes games, step_limit"):
+        open_environment("textworld-express", step_limt=5)
+
+
 def test_splits_are_disjoint_and_ood_worlds_are_larger(env: TextWorldExpress) -> None:
     ids = {
         split: {t.id for t in env.tasks(split, limit=50)}
