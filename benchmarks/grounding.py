@@ -15,14 +15,18 @@ Font Awesome shape match alone), ``icons-new`` (the icon encoder alone), ``fused
 ``fused-new`` (OCR text with either, Consensus-SinglePeak, crop-and-zoom). Splits: screens whose
 icons are Font Awesome glyphs, from the seen sets (trained on), or from the unseen sets
 (:data:`~lemmata.gui.icon_library.HELD_OUT`, never trained or tuned on), and ``realapp``: real
-web applications (TensorBoard, Netron, Bokeh, Material for MkDocs; ``pip install
+web applications (TensorBoard, Netron, Bokeh, Material for MkDocs, Streamlit; ``pip install
 'lemmata[realapps]'``) started on 127.0.0.1 and captured in Chromium at 1920x1080 and 1366x768 by
 :mod:`lemmata.gui.realapps`, with the hand-written functional instructions of
-``gui/data/realapps.toml``. Its held-out application (``held_out`` there: mkdocs-material, chosen
-before the grounder saw any real-application screen) is reported apart and as totals only; the
-development applications' misses of fused-new are listed.
+``gui/data/realapps.toml``. Its held-out applications (``held_out`` there: mkdocs-material, chosen
+before the grounder saw any real-application screen, and streamlit, added later with its items
+written before the grounder ran on it) are reported apart, each as totals only; the development
+applications' misses of fused-new are listed.
 
     python benchmarks/grounding.py --splits realapp --configs fused-old [--realapp-dir DIR]
+
+A --realapp-dir that holds a harvest is read as it is; applications of the data file that it
+lacks are harvested and added to it first (so one harvest is reused as applications are added).
 
 --calibrate grounds a development set once with no threshold and sweeps the abstention
 threshold, printing accuracy at each value and the one that maximises the mean of the text,
@@ -60,23 +64,31 @@ def _realapp_data(args: argparse.Namespace, tmp: str) -> Path:
     its pages captured in Chromium), or read from --realapp-dir when it holds a harvest."""
     from lemmata.gui.realapps import harvest, load_data
 
-    if args.realapp_dir and (Path(args.realapp_dir) / "annotations.json").is_file():
-        return Path(args.realapp_dir)
-    out = Path(args.realapp_dir or Path(tmp) / "screens-realapp")
-    started = time.monotonic()
     data = load_data()
+    out = Path(args.realapp_dir or Path(tmp) / "screens-realapp")
+    only = None
+    if (out / "annotations.json").is_file():
+        have = {row["app"] for row in json.loads((out / "annotations.json").read_text())}
+        only = [p.app for p in data.pages if p.app not in have]
+        if not only:
+            return out
+    started = time.monotonic()
+    into = out if only is None else Path(tmp) / "screens-realapp-added"
     report = harvest(
         data,
-        out,
+        into,
+        only=only,
         progress=lambda tag: print(f"  [realapp] captured {tag}", end="\r", file=sys.stderr),
     )
+    if only is not None:
+        _merge_harvest(into, out)
     print(
         f"[realapp] captured {report.screens} screens ({report.items} instructions) in "
         f"{time.monotonic() - started:.1f} s; held out: {data.held_out}",
         file=sys.stderr,
     )
-    # the held-out application's instructions are never shown, only counted
-    held = [line for line in report.unresolved if line.startswith(f"{data.held_out}-")]
+    # the held-out applications' instructions are never shown, only counted
+    held = [u for u in report.unresolved if u.startswith(tuple(f"{a}-" for a in data.held_out))]
     for line in report.unresolved:
         if line not in held:
             print(f"  [realapp] target not on the screen, left out: {line}", file=sys.stderr)
@@ -86,6 +98,24 @@ def _realapp_data(args: argparse.Namespace, tmp: str) -> Path:
             file=sys.stderr,
         )
     return out
+
+
+def _merge_harvest(added: Path, into: Path) -> None:
+    """Add the harvest in ``added`` (other applications) to the one in ``into``."""
+    import shutil
+
+    for name in ("annotations.json", "elements.json"):
+        old = json.loads((into / name).read_text()) if (into / name).is_file() else None
+        new = json.loads((added / name).read_text())
+        if old is None:
+            merged = new
+        elif isinstance(old, list):
+            merged = old + new
+        else:
+            merged = {**old, **new}
+        (into / name).write_text(json.dumps(merged, indent=1))
+    for png in (added / "images").glob("*.png"):
+        shutil.copy(png, into / "images" / png.name)
 
 
 def _data(args: argparse.Namespace, tmp: str, split: str) -> Path:
@@ -159,16 +189,17 @@ def _run_split(
         raise SystemExit("--calibrate does not read the real applications' screens")
     from lemmata.gui.realapps import load_data
 
-    held_out = load_data().held_out
     dev = [it for it in items if not it.extra.get("held_out")]
-    sealed = [it for it in items if it.extra.get("held_out")]
-    closed = _run_items(args, f"{split}-held-out", sealed, anchors)
-    for res in closed["configs"].values():
-        res.pop("misses")  # the held-out application is read as totals only
-    return {
-        "development": _run_items(args, f"{split}-dev", dev, anchors),
-        f"held out ({held_out})": closed,
-    }
+    out = {"development": _run_items(args, f"{split}-dev", dev, anchors)}
+    for app in load_data().held_out:
+        sealed = [it for it in items if it.extra.get("held_out") and it.extra.get("app") == app]
+        if not sealed:
+            continue
+        closed = _run_items(args, f"{split}-held-out", sealed, anchors)
+        for res in closed["configs"].values():
+            res.pop("misses")  # a held-out application is read as totals only
+        out[f"held out ({app})"] = closed
+    return out
 
 
 def _run_items(

@@ -18,8 +18,8 @@ the first present) and whether the element shows no text of its own (an icon).
 :func:`harvest` runs the hand-written instructions of a data file (``gui/data/realapps.toml``:
 pages per application, and items naming their target by accessible name or CSS selector) over
 every page at every size and writes ``annotations.json`` and ``images/``. The data file names
-one application as held out; :func:`harvest` writes ``"held_out": true`` on its items so a
-report can keep it apart.
+the held-out applications; :func:`harvest` writes ``"held_out": true`` on their items so a
+report can keep them apart.
 """
 
 from __future__ import annotations
@@ -229,7 +229,7 @@ class Item:
 
 @dataclass
 class RealAppData:
-    held_out: str
+    held_out: tuple[str, ...]  # applications reported as totals only, never tuned on
     pages: list[Page]
     items: list[Item]
     path: Path = field(default=DATA_FILE)
@@ -242,9 +242,12 @@ def load_data(path: str | Path = DATA_FILE) -> RealAppData:
         raw = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{path}: {exc}") from None
-    held_out = raw.get("held_out")
-    if not isinstance(held_out, str):
-        raise UsageError(f"{path}: needs held_out = '<application>'")
+    held = raw.get("held_out")
+    if isinstance(held, str):
+        held = [held]
+    if not isinstance(held, list) or not held or not all(isinstance(h, str) for h in held):
+        raise UsageError(f"{path}: needs held_out = ['<application>', ...]")
+    held_out = tuple(held)
     pages = []
     for i, p in enumerate(raw.get("page", [])):
         try:
@@ -261,6 +264,9 @@ def load_data(path: str | Path = DATA_FILE) -> RealAppData:
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(f"{path}: page {i}: {exc!r}") from None
     known = {(p.app, p.name) for p in pages}
+    unknown = sorted(set(held_out) - {p.app for p in pages})
+    if unknown:
+        raise UsageError(f"{path}: held_out names {unknown}, which have no page")
     items = []
     for i, it in enumerate(raw.get("item", [])):
         negative = bool(it.get("negative", False))
@@ -572,7 +578,7 @@ def harvest(
                                         "app": app_name,
                                         "page": page.name,
                                         "target": it.name or it.selector,
-                                        "held_out": app_name == data.held_out,
+                                        "held_out": app_name in data.held_out,
                                     }
                                 )
     finally:
@@ -725,6 +731,60 @@ def _mkdocs_site(root: Path) -> None:
         path.write_text(text)
 
 
+_STREAMLIT_APP = """
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+st.set_page_config(page_title="Tide log", layout="wide")
+rng = np.random.default_rng(0)
+hours = pd.date_range("2024-05-01", periods=96, freq="h")
+frame = pd.DataFrame(
+    {"time": hours, "height_m": 2 + 1.4 * np.sin(np.arange(96) / 12.4 * 2 * np.pi)
+     + 0.05 * rng.standard_normal(96), "wind_kn": 8 + 3 * rng.standard_normal(96)}
+)
+with st.sidebar:
+    st.header("Station")
+    st.selectbox("Harbour", ["Brest", "Saint-Malo", "Cherbourg"])
+    st.slider("Days shown", 1, 4, 2)
+    st.date_input("Start date", dt.date(2024, 5, 1))
+    st.radio("Units", ["metres", "feet"], horizontal=True)
+    st.toggle("Show wind", value=True)
+st.title("Tide log")
+left, right = st.columns([3, 2])
+with left:
+    tab_chart, tab_table, tab_notes = st.tabs(["Chart", "Table", "Notes"])
+    with tab_chart:
+        st.line_chart(frame, x="time", y="height_m", height=300)
+    with tab_table:
+        st.dataframe(frame)
+    with tab_notes:
+        st.write("Notes")
+    st.segmented_control("Text style", [":material/format_bold:", ":material/format_italic:",
+                         ":material/format_underlined:"], selection_mode="multi")
+    st.text_area("Observer's note", "Calm sea, light swell.")
+    st.feedback("thumbs")
+with right:
+    st.text_input("Station API key", type="password", value="secret-key")
+    st.number_input("Alert threshold (m)", value=3.5, step=0.1)
+    st.multiselect("Tide gauges", ["North pier", "South pier", "Lock gate"],
+                   default=["North pier", "South pier"])
+    st.file_uploader("Upload a gauge log")
+    st.download_button("Download CSV", frame.to_csv(index=False), "tides.csv")
+    st.feedback("stars")
+    with st.expander("About this station"):
+        st.write("Readings every hour.")
+    st.code("tidepool fetch --harbour BRS --days 2", language="bash")
+st.chat_input("Ask about the tides")
+"""
+
+
+def _streamlit_app(root: Path) -> None:
+    (root / "tides.py").write_text(_STREAMLIT_APP)
+
+
 _PY = sys.executable
 APPS: dict[str, App] = {
     "tensorboard": App(
@@ -755,6 +815,15 @@ APPS: dict[str, App] = {
          "-f", "{dir}/mkdocs.yml"),
         prepare=_mkdocs_site,
         modules=("mkdocs", "material"),
+    ),
+    "streamlit": App(
+        "streamlit",
+        (_PY, "-m", "streamlit", "run", "{dir}/tides.py", "--server.address", "127.0.0.1",
+         "--server.port", "{port}", "--server.headless", "true",
+         "--browser.gatherUsageStats", "false", "--global.developmentMode", "false"),
+        prepare=_streamlit_app,
+        modules=("streamlit",),
+        ready_path="/_stcore/health",
     ),
 }  # fmt: skip
 

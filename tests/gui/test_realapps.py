@@ -9,6 +9,7 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -170,7 +171,13 @@ def test_app_server_stops_its_process_on_error_and_reports_an_early_exit(tmp_pat
 def test_the_shipped_instructions_name_a_held_out_app_and_enough_icons() -> None:
     data = load_data(DATA_FILE)
     apps = {p.app for p in data.pages}
-    assert data.held_out in apps and len(apps) >= 3
+    held = set(data.held_out)
+    assert len(held) >= 2 and held <= apps and len(apps - held) >= 3
+    for app in held:  # each held-out application is a measure of its own
+        assert (
+            sum(it.app == app and it.ui_type == "icon" and not it.negative for it in data.items)
+            >= 7
+        )
     positives = [it for it in data.items if not it.negative]
     assert len(data.items) >= 60
     assert sum(it.ui_type == "icon" for it in positives) >= 30
@@ -187,17 +194,26 @@ def test_a_data_file_with_an_item_on_an_unknown_page_is_refused(tmp_path: Path) 
         load_data(bad)
 
 
-def test_the_benchmark_never_prints_a_held_out_instruction(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A harvest that left out instructions of a development and of the held-out application
-    (their targets not on the screen): the benchmark names the development one and only counts
-    the held-out one."""
-    import argparse
-    import importlib.util
-    from types import SimpleNamespace
+def test_held_out_is_one_application_or_several_each_with_pages(tmp_path: Path) -> None:
+    page = '[[page]]\napp = "a"\nname = "p"\n[[page]]\napp = "b"\nname = "p"\n'
+    one = tmp_path / "one.toml"
+    one.write_text('held_out = "a"\n' + page)
+    assert load_data(one).held_out == ("a",)
+    two = tmp_path / "two.toml"
+    two.write_text('held_out = ["a", "b"]\n' + page)
+    assert load_data(two).held_out == ("a", "b")
+    ghost = tmp_path / "ghost.toml"
+    ghost.write_text('held_out = ["a", "c"]\n' + page)
+    with pytest.raises(UsageError, match=r"held_out names \['c'\], which have no page"):
+        load_data(ghost)
+    empty = tmp_path / "empty.toml"
+    empty.write_text("held_out = []\n" + page)
+    with pytest.raises(UsageError, match="needs held_out"):
+        load_data(empty)
 
-    import lemmata.gui.realapps as realapps
+
+def _bench() -> Any:
+    import importlib.util
 
     root = Path(__file__).resolve().parents[2]
     spec = importlib.util.spec_from_file_location(
@@ -206,14 +222,82 @@ def test_the_benchmark_never_prints_a_held_out_instruction(
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
+    return bench
+
+
+def test_the_benchmark_adds_an_application_missing_from_a_kept_harvest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A harvest kept from before an application was added to the data file gets only that
+    application harvested and added; the screens already there are not captured again."""
+    import argparse
+    import json
+    from types import SimpleNamespace
+
+    import lemmata.gui.realapps as realapps
+
+    bench = _bench()
+    kept = tmp_path / "kept"
+    (kept / "images").mkdir(parents=True)
+    (kept / "images" / "old-p-10x10.png").write_bytes(b"old")
+    (kept / "annotations.json").write_text(json.dumps([{"app": "old", "id": "o"}]))
+    (kept / "elements.json").write_text(json.dumps({"old-p-10x10": []}))
+    asked: list[Any] = []
+
+    def fake_harvest(data: Any, out: Path, *, only: Any = None, **_: Any) -> Any:
+        asked.append(only)
+        (out / "images").mkdir(parents=True, exist_ok=True)
+        (out / "images" / "new-p-10x10.png").write_bytes(b"new")
+        (out / "annotations.json").write_text(json.dumps([{"app": "new", "id": "n"}]))
+        (out / "elements.json").write_text(json.dumps({"new-p-10x10": []}))
+        return realapps.HarvestReport(screens=1, items=1)
+
+    pages = [SimpleNamespace(app="old"), SimpleNamespace(app="new")]
+    monkeypatch.setattr(
+        realapps, "load_data", lambda: SimpleNamespace(held_out=("new",), pages=pages)
+    )
+    monkeypatch.setattr(realapps, "harvest", fake_harvest)
+    args = argparse.Namespace(realapp_dir=str(kept))
+    assert bench._realapp_data(args, str(tmp_path)) == kept
+    assert asked == [["new"]]
+    rows = json.loads((kept / "annotations.json").read_text())
+    assert [r["app"] for r in rows] == ["old", "new"]
+    assert set(json.loads((kept / "elements.json").read_text())) == {"old-p-10x10", "new-p-10x10"}
+    assert (kept / "images" / "old-p-10x10.png").read_bytes() == b"old"
+    assert (kept / "images" / "new-p-10x10.png").is_file()
+    # complete now: read as it is
+    assert bench._realapp_data(args, str(tmp_path)) == kept and asked == [["new"]]
+
+
+def test_the_benchmark_never_prints_a_held_out_instruction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A harvest that left out instructions of a development and of the held-out application
+    (their targets not on the screen): the benchmark names the development one and only counts
+    the held-out one."""
+    import argparse
+    from types import SimpleNamespace
+
+    import lemmata.gui.realapps as realapps
+
+    bench = _bench()
     report = realapps.HarvestReport(
         screens=2,
         items=2,
-        unresolved=["devapp-home-1920x1080: open the dev menu", "sealed-home-1920x1080: secret"],
+        unresolved=[
+            "devapp-home-1920x1080: open the dev menu",
+            "sealed-home-1920x1080: secret",
+            "closed-home-1366x768: hidden",
+        ],
     )
-    monkeypatch.setattr(realapps, "load_data", lambda: SimpleNamespace(held_out="sealed"))
+    monkeypatch.setattr(
+        realapps,
+        "load_data",
+        lambda: SimpleNamespace(held_out=("sealed", "closed"), pages=[]),
+    )
     monkeypatch.setattr(realapps, "harvest", lambda *a, **k: report)
     bench._realapp_data(argparse.Namespace(realapp_dir=str(tmp_path / "h")), str(tmp_path))
     err = capsys.readouterr().err
     assert "open the dev menu" in err
-    assert "secret" not in err and "1 held-out instruction(s) left out" in err
+    assert "secret" not in err and "hidden" not in err
+    assert "2 held-out instruction(s) left out" in err
