@@ -136,8 +136,11 @@ class TextWorldExpress(ReplayEnvironment):
     ends an episode after that many actions; ``params`` and ``ood_params`` override the game
     parameters of :data:`ID_PARAMS` and :data:`OOD_PARAMS` per game (a game given ``ood_params``
     gains a ``test-ood`` split); ``verbose`` adds the room's description and the inventory to
-    each observation's text when the observation itself does not show them. The payload also
-    carries ``look``, ``inventory`` and ``game``.
+    each observation's text when the observation itself does not show them; ``score_line``
+    adds the game's score change to the text of the step that changed it ("Your score has just
+    gone up." or "... down.", as text games that show a score report it), so that the
+    observation itself says when an action (an item put in the wrong place, say) cost points.
+    The payload also carries ``look``, ``inventory`` and ``game``.
     """
 
     name: ClassVar[str] = "textworld-express"
@@ -150,6 +153,7 @@ class TextWorldExpress(ReplayEnvironment):
         params: Mapping[str, str] | None = None,
         ood_params: Mapping[str, str] | None = None,
         verbose: bool = False,
+        score_line: bool = False,
     ) -> None:
         super().__init__()
         self.games = list(games) if games is not None else list(GAMES)
@@ -160,6 +164,7 @@ class TextWorldExpress(ReplayEnvironment):
             raise UsageError(f"step_limit must be at least 1, not {step_limit}")
         self.step_limit = step_limit
         self.verbose = verbose
+        self.score_line = score_line
         self.params = {**ID_PARAMS, **(params or {})}
         self.ood_params = {**OOD_PARAMS, **(ood_params or {})}
         try:
@@ -316,13 +321,18 @@ class TextWorldExpress(ReplayEnvironment):
             frontier = nxt
         return None
 
-    def _observe(self, raw: dict[str, Any], steps: int, invalid: bool) -> Observation:
+    def _observe(
+        self, raw: dict[str, Any], steps: int, invalid: bool, before: float | None = None
+    ) -> Observation:
         assert self._task is not None
         self._raw = raw
         self._admissible = sorted(set(raw["validActions"]))
         success = bool(raw["tasksuccess"])
         failure = bool(raw["taskfailure"]) and not success
         text = str(raw["observation"])
+        if self.score_line and before is not None and float(raw["score"]) != before:
+            way = "up" if float(raw["score"]) > before else "down"
+            text = f"{text.rstrip()}\n\nYour score has just gone {way}."
         look, inventory = str(raw.get("look", "")), str(raw.get("inventory", ""))
         if self.verbose:
             extra = [
@@ -349,9 +359,10 @@ class TextWorldExpress(ReplayEnvironment):
         allowed = set(self._admissible)
         if action not in allowed and action.lower() in allowed:
             action = action.lower()
+        before = float(self._raw.get("score", 0.0))
         raw = json.loads(self._server.stepJSON(action))
         invalid = action not in allowed or str(raw["observation"]).startswith(_UNKNOWN_ACTION)
-        return self._observe(raw, steps, invalid)
+        return self._observe(raw, steps, invalid, before)
 
     def _fingerprint(self) -> str:
         raw = self._raw

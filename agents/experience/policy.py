@@ -4,7 +4,13 @@ imitation with a self-reflection-style objective (``sr``).
 
 The policy reads the instruction, the current observation, the last few observations and the
 actions taken so far, and scores each admissible action; it acts by taking the best. Every text
-is a bag of word embeddings from one table, so the model trains in minutes on two cores.
+is a bag of word embeddings from one table, so the model trains in minutes on two cores. A word
+the training texts never held is unknown to that table, so two actions that differ only in such
+words (``put yogurt in fridge``, ``put yogurt in wardrobe`` with "yogurt" unseen) differ only by
+their other words; with ``phrases="minilm"`` each action also carries frozen MiniLM sentence
+embeddings of its object and its destination (:func:`action_parts`) and their product, through
+a learned projection, so that what the demonstrations and the rollouts say about placing a
+sweater reaches a coat. All three methods read the same representation.
 
 * ``il``: cross-entropy over the admissible actions with the expert's action as the target.
 * ``iwm``: the same, plus next-state prediction on the rollouts' transitions (the expert's and
@@ -15,7 +21,9 @@ is a bag of word embeddings from one table, so the model trains in minutes on tw
   whose next observation shows no word the current one lacked (an action that changed nothing
   visible) are capped with them; with ``iwm_balance`` each outcome class of :func:`outcome_class`
   weighs the same in the set instead (the few transitions that made progress or failed are
-  repeated up to the commonest class's count). ``iwm_schedule`` is ``"joint"`` (both losses at every update,
+  repeated up to the commonest class's count). ``iwm_target`` is the next state's words
+  (``"all"``), the words it has that the current observation lacks (``"new"``), or half of each
+  (``"mixed"``). ``iwm_schedule`` is ``"joint"`` (both losses at every update,
   the world-model loss's weight falling linearly to 0 with ``iwm_decay``) or ``"stage"``
   (next-state prediction first, for ``iwm_stage`` of the updates, then imitation); both keep
   IL's total number of updates.
@@ -79,6 +87,7 @@ __all__ = [
     "Policy",
     "PolicyConfig",
     "TaskResult",
+    "action_parts",
     "evaluate",
     "outcome_class",
     "train_policy",
@@ -93,6 +102,7 @@ _VERSION = 1
 _TOKEN = re.compile(r"[a-z]+|\d+")
 _PAD, _UNK = 0, 1
 _FEATURES = 4
+_PHRASE_DIM = 384  # all-MiniLM-L6-v2
 
 
 def _torch() -> Any:
@@ -120,7 +130,7 @@ class PolicyConfig:
     invalid_cap: float = 0.2
     cap_unchanged: bool = False
     iwm_decay: bool = False
-    iwm_target: Literal["all", "new"] = "all"
+    iwm_target: Literal["all", "new", "mixed"] = "all"
     sr_weight: float = 1.0
     sr_loss_weight: float = 1.0
     sr_rank_weight: float = 0.0
@@ -134,6 +144,7 @@ class PolicyConfig:
     negatives: int = 0
     history: Literal["bag", "gru"] = "bag"
     history_len: int = 12
+    phrases: Literal["", "minilm"] = ""
     # decoding only (training ignores them): loop-breaking, the same for every method
     repeat_penalty: float = 0.0
     stale_penalty: float = 0.0
@@ -142,6 +153,73 @@ class PolicyConfig:
 
 def _words(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
+
+
+_PARTS = re.compile(r"^\s*(\S+)\s+(.+?)\s+(?:in|into|on|onto|to|from|with|at)\s+(.+?)\s*$", re.I)
+
+
+def action_parts(action: str) -> tuple[str, str]:
+    """The object and the destination of an action, by its form: ``verb OBJECT prep
+    DESTINATION`` (a preposition such as in, on, to, from, with), else ``verb OBJECT`` with no
+    destination; an action of one word is its own object.
+
+    >>> action_parts("put dirty mug in dishwasher")
+    ('dirty mug', 'dishwasher')
+    >>> action_parts("take box of Q-tips")
+    ('box of Q-tips', '')
+    """
+    m = _PARTS.match(action)
+    if m:
+        return m[2], m[3]
+    verb, _, rest = action.strip().partition(" ")
+    return (rest.strip() or verb), ""
+
+
+class _Phrases:
+    """Frozen sentence embeddings of each action's object and destination (see
+    :func:`action_parts`), so that an action about an item or a place the demonstrations never
+    named still lands near the ones they did: ``put dirty mug in dishwasher`` beside ``put dirty
+    saucepan in dishwasher``. Each action becomes ``[object, destination, object * destination]``
+    (the product scaled to the size of the others), computed once per phrase; the policy learns
+    what to read from it."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._embedder: Any = None
+        self._vectors: dict[str, Any] = {}
+        self._rows: dict[str, Any] = {}
+        self.dim = 0
+
+    def _embed(self, phrases: list[str]) -> None:
+        torch = _torch()
+        todo = sorted({p for p in phrases if p not in self._vectors})
+        if not todo:
+            return
+        if self._embedder is None:
+            from lemmata.embeddings import SentenceTransformerEmbedder
+
+            # one thread: the policy's callers run one torch thread each
+            self._embedder = SentenceTransformerEmbedder.minilm(threads=1, batch_size=128)
+        got = torch.tensor(self._embedder.embed(todo), dtype=torch.float32)
+        for phrase, row in zip(todo, got, strict=True):
+            self._vectors[phrase] = row
+
+    def rows(self, actions: Sequence[str]) -> Any:
+        """One row of ``3 * dim`` features per action."""
+        torch = _torch()
+        todo = [a for a in dict.fromkeys(actions) if a not in self._rows]
+        if todo:
+            parts = [action_parts(a) for a in todo]
+            self._embed([p for pair in parts for p in pair if p])
+            any_vec = next(iter(self._vectors.values()))
+            zero = torch.zeros_like(any_vec)
+            scale = math.sqrt(any_vec.shape[0])
+            for a, (obj, dest) in zip(todo, parts, strict=True):
+                o = self._vectors[obj] if obj else zero
+                d = self._vectors[dest] if dest else zero
+                self._rows[a] = torch.cat([o, d, o * d * scale])
+            self.dim = int(any_vec.shape[0])
+        return torch.stack([self._rows[a] for a in actions])
 
 
 def outcome_class(outcome: Outcome, score_before: float, seen: set[str] | None = None) -> int:
@@ -182,20 +260,38 @@ class _State:
 class _Encoder:
     """Words to ids, with a cache: the same texts recur at every step of every episode."""
 
-    def __init__(self, vocab: list[str], recent: int, history_len: int = 12) -> None:
+    def __init__(
+        self, vocab: list[str], recent: int, history_len: int = 12, phrases: str = ""
+    ) -> None:
         self.vocab = vocab
         self.index = {w: i for i, w in enumerate(vocab)}
         self.recent = recent
         self.history_len = history_len
         self._cache: dict[str, list[int]] = {}
+        self.phrases = _Phrases(phrases) if phrases else None
 
     @classmethod
-    def build(cls, texts: Sequence[str], recent: int, history_len: int = 12) -> _Encoder:
+    def build(
+        cls, texts: Sequence[str], recent: int, history_len: int = 12, phrases: str = ""
+    ) -> _Encoder:
         seen: dict[str, None] = {}
         for text in texts:
             for w in _words(text):
                 seen.setdefault(w, None)
-        return cls(["<pad>", "<unk>", *sorted(seen)], recent, history_len)
+        return cls(["<pad>", "<unk>", *sorted(seen)], recent, history_len, phrases)
+
+    def phrase_rows(self, groups: Sequence[Sequence[str]]) -> Any:
+        """The actions' phrase features padded like :func:`_pad3` (``[groups, actions,
+        features]``), or ``None`` when the policy reads no phrase embeddings."""
+        if self.phrases is None:
+            return None
+        torch = _torch()
+        rows = [self.phrases.rows(g) for g in groups]
+        count = max(len(g) for g in groups)
+        out = torch.zeros((len(groups), count, rows[0].shape[-1]))
+        for i, r in enumerate(rows):
+            out[i, : len(r)] = r
+        return out
 
     def ids(self, text: str) -> list[int]:
         got = self._cache.get(text)
@@ -247,6 +343,9 @@ def _net(vocab: int, cfg: PolicyConfig) -> Any:
             self.score = nn.Linear(h, 1)
             self.next = nn.Linear(h, d)  # next-state decoder, read out through emb (tied)
             self.outcome = nn.Linear(h, len(OUTCOMES))
+            if cfg.phrases:
+                # the action's object and destination as sentence embeddings (see _Phrases)
+                self.phrase = nn.Linear(3 * _PHRASE_DIM, d)
             if cfg.history == "gru":
                 # the whole recent history, (action, observation) step by step, in place of
                 # the bag of the latest observations
@@ -270,8 +369,10 @@ def _net(vocab: int, cfg: PolicyConfig) -> Any:
             picked = out[torch.arange(out.shape[0]), last]
             return picked * (lengths > 0).unsqueeze(-1).float()
 
-        def pairs(self, s: Any, actions: Any, feats: Any) -> Any:
+        def pairs(self, s: Any, actions: Any, feats: Any, phrases: Any = None) -> Any:
             a = self.bag(actions)  # [B, A, d]
+            if phrases is not None:
+                a = a + self.phrase(phrases)
             s = s.unsqueeze(1).expand_as(a)
             return self.pair(torch.cat([s, a, s * a, feats], -1))
 
@@ -330,10 +431,19 @@ class _Example:
 class Policy:
     """A trained policy: :meth:`act` picks one of the admissible actions."""
 
-    def __init__(self, method: Method, config: PolicyConfig, vocab: list[str], net: Any) -> None:
+    def __init__(
+        self,
+        method: Method,
+        config: PolicyConfig,
+        vocab: list[str],
+        net: Any,
+        phrases: _Phrases | None = None,
+    ) -> None:
         self.method = method
         self.config = config
-        self._enc = _Encoder(vocab, config.recent, config.history_len)
+        self._enc = _Encoder(vocab, config.recent, config.history_len, config.phrases)
+        if phrases is not None and self._enc.phrases is not None:
+            self._enc.phrases = phrases  # the embeddings training already computed
         self._net = net
         self._net.eval()
 
@@ -353,7 +463,7 @@ class Policy:
             s = self._net.encode_state(_segments([state], self.config.history))
             acts = _pad3([[self._enc.ids(a) for a in admissible]])
             feats = torch.tensor([[self._enc.features(state, a) for a in admissible]])
-            z = self._net.pairs(s, acts, feats)
+            z = self._net.pairs(s, acts, feats, self._enc.phrase_rows([admissible]))
             logits = self._net.score(z).squeeze(-1)[0]
             if self.method == "sr" and self.config.sr_weight:
                 probs = torch.softmax(self._net.outcome(z)[0], -1)
@@ -599,7 +709,7 @@ def train_policy(
     rng = random.Random(seed)
     torch.manual_seed(seed)
     texts = [t for s in steps for t in _texts(s)]
-    enc = _Encoder.build(texts, cfg.recent, cfg.history_len)
+    enc = _Encoder.build(texts, cfg.recent, cfg.history_len, cfg.phrases)
     examples = _examples(steps, enc)
     recovery = (
         _recovery(steps, enc, _classes(cfg.sr_recover, "sr_recover")) if method == "sr" else []
@@ -633,7 +743,7 @@ def train_policy(
         opt.step()
         if progress is not None and (update + 1) % 50 == 0:
             progress(update + 1, total, float(loss))
-    return Policy(method, cfg, enc.vocab, net)
+    return Policy(method, cfg, enc.vocab, net, enc.phrases)
 
 
 def _texts(step: ExpertStep) -> list[str]:
@@ -679,7 +789,10 @@ def _imitation_loss(
         mask[i, : len(js)] = True
         classes[i, : len(js)] = torch.tensor([e.classes[j] for j in js])
         targets.append(js.index(e.target))
-    z = net.pairs(s, acts, feats)
+    phrases = enc.phrase_rows(
+        [[e.actions[j] for j in js] for e, js in zip(batch, chosen, strict=True)]
+    )
+    z = net.pairs(s, acts, feats, phrases)
     logits = net.score(z).squeeze(-1).masked_fill(~mask, -math.inf)
     accept = _classes(cfg.sr_accept) if method == "sr" else []
     if accept:
@@ -764,15 +877,22 @@ def _world_loss(
     feats = torch.tensor(
         [[enc.features(st, a)] for st, (_, a, _) in zip(states, picked, strict=True)]
     )
-    z = net.pairs(s, acts, feats)[:, 0]
+    z = net.pairs(s, acts, feats, enc.phrase_rows([[a] for _, a, _ in picked]))[:, 0]
     logp = torch.log_softmax(net.next_logits(z), -1)
     target = torch.zeros_like(logp)
     for row, (state, (_, _, nxt)) in enumerate(zip(states, picked, strict=True)):
         ids = set(enc.ids(nxt)) - {_PAD}
+        # what the action changed: the words of the next observation the current one lacks
+        new = (ids - set(state.observation)) or ids
         if cfg.iwm_target == "new":
-            # what the action changed: the words of the next observation the current one lacks
-            ids = (ids - set(state.observation)) or ids
-        if ids:
+            ids = new
+        if cfg.iwm_target == "mixed" and ids:
+            # half the mass on every word of the next state, half on the changed ones (the
+            # game's answer: "you put the mug in the fridge", a score line), so that the few
+            # words that tell outcomes apart are not a hundredth of the target
+            target[row, sorted(ids)] += 0.5 / len(ids)
+            target[row, sorted(new)] += 0.5 / len(new)
+        elif ids:
             target[row, sorted(ids)] = 1.0 / len(ids)
     return -(target * logp).sum(-1).mean()
 

@@ -17,6 +17,7 @@ from lemmata.agents.experience.policy import (  # noqa: E402
     OUTCOMES,
     Policy,
     PolicyConfig,
+    action_parts,
     evaluate,
     outcome_class,
     train_policy,
@@ -373,3 +374,50 @@ def test_balanced_world_model_transitions_weigh_each_outcome_class_alike(
     plain = _transitions(examples, 0.2, random.Random(0))
     progress = sum(cls(i, a) == OUTCOMES.index("progress") for i, a, _ in plain)
     assert progress and counts[OUTCOMES.index("progress")] > progress
+
+
+def test_action_parts_split_an_action_into_object_and_destination() -> None:
+    assert action_parts("put box of Q-tips in bathroom cabinet") == (
+        "box of Q-tips",
+        "bathroom cabinet",
+    )
+    assert action_parts("move west") == ("west", "")
+    assert action_parts("inventory") == ("inventory", "")
+
+
+def _placement(item: str, place: str, others: tuple[str, ...]) -> ExpertStep:
+    """An expert state holding ``item``, where the demonstration puts it in ``place``."""
+    room = "You are in the house. You see " + ", ".join((place, *others)) + "."
+    return ExpertStep(
+        task=Task("textworld-express", "twc", 0, "train"),
+        index=0,
+        instruction="Put each object in its usual place.",
+        observation=room,
+        history=(),
+        admissible=tuple(sorted(f"put {item} in {p}" for p in (place, *others))),
+        action=f"put {item} in {place}",
+        expert=Outcome(f"You put the {item} in the {place}.", score=1.0),
+        alternatives=(),
+    )
+
+
+def test_phrase_embeddings_carry_placements_to_items_no_demonstration_named() -> None:
+    places = ("fridge", "wardrobe", "bookcase")
+    seen = {
+        "fridge": ("milk", "cheddar", "raw chicken", "butter"),
+        "wardrobe": ("wool sweater", "denim jacket", "silk blouse", "cotton trousers"),
+        "bookcase": ("novel", "atlas", "dictionary", "poetry book"),
+    }
+    steps = [
+        _placement(item, place, tuple(p for p in places if p != place))
+        for place, items in seen.items()
+        for item in items
+    ]
+    config = PolicyConfig(dim=16, hidden=32, updates=200, phrases="minilm")
+    policy = train_policy(steps, "il", seed=0, config=config)
+    unseen = {"fridge": "yogurt", "wardrobe": "leather coat", "bookcase": "encyclopedia"}
+    for place, item in unseen.items():
+        admissible = [f"put {item} in {p}" for p in places]
+        room = "You are in the house. You see " + ", ".join(places) + "."
+        chosen = policy.act("Put each object in its usual place.", room, [], admissible)
+        assert chosen == f"put {item} in {place}", (item, chosen)

@@ -196,3 +196,31 @@ def test_restoring_a_child_from_its_parent_steps_only_the_missing_action(
     replays, replayed = env.replays, env.replayed_actions
     assert env.restore(child_snap).text == child.text
     assert (env.replays, env.replayed_actions) == (replays, replayed + 1)
+
+
+def test_the_score_line_says_when_a_placement_cost_or_earned_points() -> None:
+    with TextWorldExpress(games=["twc"], verbose=True, score_line=True) as env:
+        task = env.tasks("train", ["twc"], limit=1)[0]
+        env.reset(task)
+        gold = env.gold_actions()
+        assert gold is not None
+        put = next(a for a in gold if a.startswith("put "))
+        item = put.removeprefix("put ").split(" in ")[0]
+        taken = env.step(f"take {item}")
+        assert "Your score has just gone up." in taken.text
+        start = env.snapshot()
+        wrong = next(
+            a
+            for a in env.admissible_actions() or []
+            if a.startswith(f"put {item} in ") and a != put
+        )
+        dropped = env.step(wrong)
+        assert "Your score has just gone down." in dropped.text
+        assert dropped.payload["score"] < taken.payload["score"]
+        looked = env.step("look around")
+        assert "score" not in looked.text.lower()  # no change, no line
+        env.restore(start)
+        assert env.step(wrong).text == dropped.text  # a replayed branch reads the same
+    with TextWorldExpress(games=["twc"], verbose=True) as plain:
+        plain.reset(task)
+        assert "score" not in plain.step(f"take {item}").text.lower()
