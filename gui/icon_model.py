@@ -258,15 +258,26 @@ class TrainConfig:
     focus_share: float = 0.4
     checkpoint: Path | None = None  # written every ``checkpoint_every_s`` while training
     checkpoint_every_s: float = 300.0
+    # share of each batch's views drawn as a real toolbar shows a glyph (:func:`toolbar_views`)
+    toolbar_share: float = 0.0
 
 
-def augment(base: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """(B, 1, S, S) clean ink squares in [0, 1] -> degraded model inputs (B, 1, INPUT, INPUT)."""
+def augment(base: torch.Tensor, gen: torch.Generator, *, toolbar: float = 0.0) -> torch.Tensor:
+    """(B, 1, S, S) clean ink squares in [0, 1] -> degraded model inputs (B, 1, INPUT, INPUT).
+
+    ``toolbar`` is the share of views drawn as a real toolbar shows a glyph
+    (:func:`toolbar_views`); the others are degraded the same way without it."""
     import torch
     from torch.nn import functional as F
 
     b = base.shape[0]
     x = base
+    bar = torch.zeros(b, dtype=torch.bool)
+    if toolbar > 0:
+        bar = torch.rand(b, generator=gen) < toolbar
+        if bar.any():
+            x = x.clone()
+            x[bar] = toolbar_views(x[bar], gen, others=base)
 
     def rand(*shape: int) -> torch.Tensor:
         return torch.rand(*shape, generator=gen)
@@ -296,6 +307,11 @@ def augment(base: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     out = torch.empty(b, 1, INPUT, INPUT)
     choices = torch.tensor([10, 12, 14, 16, 20, 24, 32, 40])
     sizes = choices[torch.randint(0, len(choices), (b,), generator=gen)]
+    # a toolbar's glyphs are small: 16 to 24 px
+    small_sizes = torch.tensor([16, 18, 20, 24])
+    sizes = torch.where(
+        bar, small_sizes[torch.randint(0, len(small_sizes), (b,), generator=gen)], sizes
+    )
     for px in sizes.unique().tolist():
         idx = (sizes == px).nonzero().flatten()
         small = F.interpolate(
@@ -314,9 +330,100 @@ def augment(base: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
         peak = small.amax((2, 3), keepdim=True).clamp(min=1e-3)
         small = small / peak
         small = torch.where(small > 0.2, small, torch.zeros_like(small))
+        on_bar = bar[idx]
         out[idx] = _fit(small)
+        if on_bar.any():  # cut to the ink as the anchor cuts a crop (a plate, a neighbour's edge)
+            out[idx[on_bar]] = _recut(small[on_bar])
     gamma = torch.exp(0.5 * (rand(b, 1, 1, 1) - 0.5))
     return out.clamp(0, 1) ** gamma
+
+
+def _recut(small: torch.Tensor) -> torch.Tensor:
+    """(B, 1, s, s) ink -> (B, 1, INPUT, INPUT): each cut to its ink (> 0.2), padded square with
+    the ink centred and fitted, as :func:`ink_square` reads a crop on a screen."""
+    import torch
+
+    out = torch.zeros(small.shape[0], 1, INPUT, INPUT)
+    for i in range(small.shape[0]):
+        ink = small[i, 0]
+        ys, xs = torch.nonzero(ink > 0.2, as_tuple=True)
+        if len(xs) < 4:
+            continue
+        cut = ink[int(ys.min()) : int(ys.max()) + 1, int(xs.min()) : int(xs.max()) + 1]
+        h, w = cut.shape
+        side = max(h, w)
+        sq = torch.zeros(side, side)
+        sq[(side - h) // 2 : (side - h) // 2 + h, (side - w) // 2 : (side - w) // 2 + w] = cut
+        out[i] = _fit(sq[None, None])[0]
+    return out
+
+
+def toolbar_views(x: torch.Tensor, gen: torch.Generator, *, others: torch.Tensor) -> torch.Tensor:
+    """(B, 1, S, S) clean ink squares -> the same glyphs as a real toolbar's crop holds them:
+    the glyph at 55-80 % of the crop, off centre, with one or more of a hover or selection plate
+    behind it (its ink a fraction of the glyph's, or the glyph cut out of a solid plate), a
+    button's thin outline, the interior filled in a second tone (a colour fill, a duotone), thin
+    strokes, and the edge of a neighbouring glyph from ``others`` at a side of the crop."""
+    import torch
+    from torch.nn import functional as F
+
+    b, _, size, _ = x.shape
+
+    def rand(*shape: int) -> torch.Tensor:
+        return torch.rand(*shape, generator=gen)
+
+    def pick(p: float) -> torch.Tensor:
+        return (rand(b) < p)[:, None, None, None]
+
+    # interior filled in a second tone: the glyph closed (dilated, then eroded), weaker ink
+    closed = -F.max_pool2d(-F.max_pool2d(x, 9, 1, 4), 9, 1, 4)
+    x = torch.where(pick(0.15), torch.maximum(x, (0.3 + 0.4 * rand(b, 1, 1, 1)) * closed), x)
+    # thin strokes: eroded at full size, so a 16-24 px glyph has 1-1.5 px lines
+    thin = -F.max_pool2d(-x, 3, 1, 1)
+    x = torch.where(pick(0.3), torch.maximum(thin, 0.35 * x), x)
+    # the glyph at 55-80 % of the crop, shifted off centre
+    s = 1.0 / (0.55 + 0.25 * rand(b))
+    theta = torch.zeros(b, 2, 3)
+    theta[:, 0, 0] = s
+    theta[:, 1, 1] = s
+    theta[:, :, 2] = (s[:, None] - 1) * 0.6 * (rand(b, 2) - 0.5)
+    grid = F.affine_grid(theta, list(x.shape), align_corners=False)
+    x = F.grid_sample(x, grid, align_corners=False, padding_mode="zeros")
+    yy, xx = torch.meshgrid(torch.arange(size), torch.arange(size), indexing="ij")
+    yy = yy[None, None].float()
+    xx = xx[None, None].float()
+    # a plate (rounded square) around the glyph: the whole crop or a margin inside it
+    m = (size * 0.12 * rand(b))[:, None, None, None]
+    plate = ((xx >= m) & (xx < size - m) & (yy >= m) & (yy < size - m)).float()
+    level = (0.1 + 0.45 * rand(b))[:, None, None, None]
+    kind = rand(b)[:, None, None, None]
+    x = torch.where(kind < 0.25, torch.maximum(x, level * plate), x)  # hover plate behind
+    x = torch.where(
+        (kind >= 0.25) & (kind < 0.32), plate * (1 - x) * (0.6 + 0.4 * level), x
+    )  # selected: the glyph is the plate's hole
+    outline = plate - (-F.max_pool2d(-plate, 3, 1, 1))
+    x = torch.where(
+        (kind >= 0.32) & (kind < 0.45), torch.maximum(x, (0.3 + 0.5 * level) * outline), x
+    )  # a button's border
+    # a neighbour's edge: another glyph shifted so 10-35 % of it shows at one side
+    near = pick(0.25)
+    if near.any():
+        other = others[torch.randint(0, others.shape[0], (b,), generator=gen)]
+        shift = ((0.65 + 0.25 * rand(b)) * size).long()
+        side = torch.randint(0, 4, (b,), generator=gen)
+        frag = torch.zeros_like(x)
+        for i in range(b):
+            k = int(shift[i])
+            if side[i] == 0:
+                frag[i, :, :, : size - k] = other[i, :, :, k:]
+            elif side[i] == 1:
+                frag[i, :, :, k:] = other[i, :, :, : size - k]
+            elif side[i] == 2:
+                frag[i, :, : size - k] = other[i, :, k:]
+            else:
+                frag[i, :, k:] = other[i, :, : size - k]
+        x = torch.where(near, torch.maximum(x, frag), x)
+    return x.clamp(0, 1)
 
 
 def _gauss(sigma: float) -> torch.Tensor:
@@ -335,10 +442,12 @@ def train(
     *,
     focus: Iterable[str] = (),
     progress: Callable[[int, float, float], None] | None = None,
+    start: IconEncoder | None = None,
 ) -> IconEncoder:
     """Train an encoder on ``library`` (its images and concepts); ``text_vectors`` holds one
     MiniLM vector per distinct concept, in the order of ``sorted(set(library.concepts))``.
-    ``focus`` names concepts drawn into every batch (``config.focus_share`` of it)."""
+    ``focus`` names concepts drawn into every batch (``config.focus_share`` of it). ``start``
+    (an encoder of the same shape) is trained on from its weights instead of from scratch."""
     import torch
     from torch.nn import functional as F
 
@@ -364,6 +473,14 @@ def train(
     images = torch.from_numpy(library.images.astype(np.float32) / 255.0)[:, None]
     texts = torch.from_numpy(np.asarray(text_vectors, dtype=np.float32))
     net = _net(texts.shape[1], cfg.width)
+    if start is not None:
+        try:
+            net.load_state_dict(start.net.state_dict())
+        except RuntimeError as exc:
+            raise ValueError(f"the starting encoder does not fit this one: {exc}") from exc
+        cfg_steps_done = int(start.meta.get("steps", 0))
+    else:
+        cfg_steps_done = 0
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     k = min(cfg.concepts_per_batch, len(names))
     started = time.monotonic()
@@ -375,7 +492,8 @@ def train(
         meta = {
             "dim": int(texts.shape[1]),
             "width": cfg.width,
-            "steps": step,
+            "steps": cfg_steps_done + step,
+            "toolbar_share": cfg.toolbar_share,
             "sets": sorted(set(library.sets)),
             "concepts": len(names),
             "focus_concepts": len(focused),
@@ -415,7 +533,7 @@ def train(
             a_idx.append(int(pair[0]))
             b_idx.append(int(pair[1]))
         batch = images[a_idx + b_idx]
-        x = augment(batch, gen)
+        x = augment(batch, gen, toolbar=cfg.toolbar_share)
         emb = net(x)
         txt = net.text(texts[chosen])
         scale = net.logit_scale.exp().clamp(max=100)

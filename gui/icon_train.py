@@ -106,9 +106,11 @@ def train_icons(
     config: TrainConfig | None = None,
     library: Library | None = None,
     progress: Callable[[str], None] | None = None,
+    start: IconEncoder | None = None,
 ) -> dict[str, Any]:
     """Train on ``sets`` less ``held_out`` and write the encoder to ``out``; returns the run's
-    figures (zero-shot accuracy on seen and held-out sets, time, sizes)."""
+    figures (zero-shot accuracy on seen and held-out sets, time, sizes). ``start`` is an
+    encoder to train on from (the shipped one, say), instead of from scratch."""
     say = progress or (lambda _m: None)
     lib = library if library is not None else build_library(cache_dir, sets, progress=say)
     seen_mask = np.array([s not in held_out for s in lib.sets])
@@ -130,6 +132,7 @@ def train_icons(
         config,
         focus=sorted(table.gloss),
         progress=lambda step, loss, s: say(f"step {step}: loss {loss:.3f} ({s:.0f} s)"),
+        start=start,
     )
     refresh_prototypes(encoder, seen)
     encoder.meta["held_out"] = list(held_out)

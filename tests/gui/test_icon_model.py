@@ -167,3 +167,48 @@ def test_prototypes_are_refreshed_from_the_seen_sets_only(tiny: tuple) -> None:
     with_held_out = encoder.prototypes[1]
     refresh_prototypes(encoder, lib)
     assert np.allclose(encoder.prototypes[1], with_held_out, atol=1e-5)
+
+
+def test_toolbar_views_are_read_as_the_anchor_reads_a_crop(tiny: tuple) -> None:
+    """A glyph drawn as a toolbar draws it (a plate, a border, a neighbour's edge, off centre)
+    comes out cut to its ink and fitted, as the anchor prepares a screen crop (plate, border and
+    neighbour inside the cut, not around it); without ``toolbar`` the views are the plain ones."""
+    import torch
+
+    lib, _, _ = tiny
+    base = torch.from_numpy(np.repeat(lib.images, 8, axis=0).astype(np.float32) / 255)[:, None]
+    plain = augment(base, torch.Generator().manual_seed(5))
+    assert torch.equal(plain, augment(base, torch.Generator().manual_seed(5), toolbar=0.0))
+    bar = augment(base, torch.Generator().manual_seed(5), toolbar=1.0)
+    assert bar.shape == plain.shape and float(bar.min()) >= 0 and float(bar.max()) <= 1
+
+    def spans(views: torch.Tensor) -> float:
+        # the ink's box reaches the 1 px margin across the width or the height
+        ink = views[:, 0] > 0.1
+        rows, cols = ink.any(2), ink.any(1)
+        full = lambda m: m[:, 1] & m[:, INPUT - 2]  # noqa: E731
+        return float((full(rows) | full(cols)).float().mean())
+
+    assert spans(bar) >= 0.9
+    # they differ from the plain views: more ink around the glyph, on average
+    assert float((bar > 0.2).float().mean()) > float((plain > 0.2).float().mean())
+
+
+def test_training_goes_on_from_a_given_encoder(tiny: tuple) -> None:
+    lib, names, vectors = tiny
+    first = train(lib, vectors, TrainConfig(steps=60, concepts_per_batch=4, lr=3e-3))
+    acc = _accuracy(first, lib, names, vectors, seed=7)
+    # a few more steps with a tiny rate, toolbar views among them: what it knew is kept
+    more = train(
+        lib,
+        vectors,
+        TrainConfig(steps=3, concepts_per_batch=4, lr=1e-7, toolbar_share=0.5),
+        start=first,
+    )
+    assert more.meta["steps"] == 63 and more.meta["toolbar_share"] == 0.5
+    assert _accuracy(more, lib, names, vectors, seed=7) >= acc - 0.1
+    scratch = train(lib, vectors, TrainConfig(steps=3, concepts_per_batch=4, lr=1e-7))
+    assert _accuracy(scratch, lib, names, vectors, seed=7) < acc
+    wider = train(lib, vectors, TrainConfig(steps=1, concepts_per_batch=4, width=8))
+    with pytest.raises(ValueError, match="does not fit"):
+        train(lib, vectors, TrainConfig(steps=1, concepts_per_batch=4), start=wider)
