@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lemmata.errors import ConfigError
-from lemmata.memory.operations import cue_words
+from lemmata.memory.operations import cue_words, first_clause
 
 if TYPE_CHECKING:
     from lemmata.embeddings import Embedder
@@ -225,6 +225,12 @@ _DONT_FORGET = re.compile(r"\b(?:don'?t|do not|never) (?:let me )?forget\b(?! to
 _NOT_FOR_MEMORY = re.compile(
     r"^\s*(?:(?:hey|ok|okay|so|oh|please|pls)[\s,!]+)*(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
     rf"(?:remind\s+me\s+{_WHEN}to|remember\s+to|don'?t\s+(?:let\s+me\s+)?forget\s+to)\b|"
+    # a request to change something in the world: "could you shift my check-up to Thursday",
+    # "send an email to Marco", "book a table" (but "cancel my note about X" is memory's)
+    r"^\s*(?:(?:hey|ok|okay|so|please|pls)[\s,!]+)*(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
+    r"(?:shift|move|reschedule|postpone|push\s+back|bring\s+forward|book|cancel|schedule|order|buy|"
+    r"send|email|text|call|phone|pay|transfer)\s+(?:my|our|the|a|an|me)\b"
+    r"(?!.*\b(?:note|notes|memory|memories|remember|remembered|saved|stored)\b)|"
     r"^\s*how\s+(?:do|can|could|should)\s+(?:i|we|one)\s+(?!know\b|remember\b|recall\b)\w+\b"
     r"(?!.*\b(?:usually|normally|always|like|prefer|take\s+my)\b)",
     re.I,
@@ -260,7 +266,8 @@ _FOREIGN_KEEP = re.compile(
 )
 _FOREIGN_FORGET = re.compile(
     r"^\s*(?:(?:s'il te plaît|por favor|bitte)[\s,]+)?(?:oublie|oubliez|olvida|olvide|olvídate de|"
-    r"esquece|esqueça|vergiss|vergessen sie|lösche|efface|borra|apaga)\s+"
+    r"esquece|esqueça|vergiss|vergessen sie|lösche|lösch|löschen sie|efface|effacez|supprime|"
+    r"supprimez|borra|borre|elimina|elimine|apaga|apague)[\s,]+"
     r"(?:(?:bitte|s'il te plaît|por favor)\s*,?\s+)?(?:(?:tout )?(?:ce que tu sais (?:sur|de)|ce qui concerne)|tout sur|todo (?:lo )?(?:de|sobre)|"
     r"lo de|tudo (?:sobre|de)|alles über|alles zu|das mit|"
     # what was said or is known about it: "ce que je t'ai dit sur X", "lo que sabes del X" (del
@@ -276,6 +283,63 @@ _FOREIGN_FORGET_LAST = re.compile(
     r"(?:(?:jetzt|ruhig|bitte|auch)\s+)*(?:vergessen|löschen|streichen)\b",
     re.I,
 )
+# what only points back at a topic named in another clause: "apaga isso", "lösch alles, was du
+# darüber gespeichert hast", "efface ça", "bórralo"
+_FOREIGN_POINTING = re.compile(
+    r"^(?:isso|isto|iss|ça|cela|tout\s+ça|eso|esto|todo\s+eso|das|es|alles|tout|todo|tudo|lo|"
+    r"it|that)\b(?:\s*,?\s*(?:was|ce\s+que|lo\s+que|o\s+que|que)\b.*)?$",
+    re.I,
+)
+# the topic of the clause a pronoun points back at: what a keep verb is denied about ("Não
+# quero mais que guardes nada sobre X"), else the subject before its verb ("Das Projekt
+# Bluebird ist abgesagt")
+_FOREIGN_ABOUT = re.compile(r"\b(?:sobre|über|sur|à\s+propos\s+de|acerca\s+de)\s+(?P<x>.+)$", re.I)
+_FOREIGN_VERB = re.compile(
+    r"\s+(?:ist|sind|war|wurde|hat|est|sont|a\s+(?:été|\w+é)|es|está|son|fue|ya|é|são|foi|já)\b",
+    re.I,
+)
+# the words that name a note rather than its topic: "die Notiz über X", "la note sur X"
+_FOREIGN_NOTE = re.compile(
+    r"^(?:(?:die|meine|deine|la|ma|ta|el|mi|tu|a|o|minha|tua)\s+)?(?:notiz|notizen|eintrag|note|"
+    r"nota|notas|registro|entrada)\s+(?:über|zu|sur|de|sobre|acerca\s+de)\s+",
+    re.I,
+)
+
+
+def _foreign_referent(clause: str) -> str | None:
+    clause = clause.strip(" .!?,;")
+    m = _FOREIGN_ABOUT.search(clause)
+    if m:
+        return m["x"].strip(" .!?,")
+    verb = _FOREIGN_VERB.search(clause)
+    if verb and 1 <= len(clause[: verb.start()].split()) <= 6:
+        return clause[: verb.start()].strip()
+    return None
+
+
+def _foreign_forget(text: str) -> str | None:
+    """The topic of a forget request in German, French, Spanish or Portuguese: the object of
+    the forget verb that opens any clause of it, up to the first clause boundary, or, where
+    that object only points back ("apaga isso"), the topic of another clause."""
+    starts = [0] + [m.end() for m in re.finditer(r"(?<=[.!?;,])\s+", text)]
+    for start in starts:
+        m = _FOREIGN_FORGET.match(text[start:]) or _FOREIGN_FORGET_LAST.match(text[start:])
+        if not m:
+            continue
+        rest = first_clause(m["rest"].strip(" .!?,")).strip(" .!?,:")
+        if not _FOREIGN_POINTING.match(rest):
+            return _FOREIGN_NOTE.sub("", rest) or None
+        split = r"(?<=[.!?;:])\s+|,\s+|\s+:\s+"
+        before = [c for c in re.split(split, text[:start]) if c.strip(" .!?,;:")]
+        after = [c for c in re.split(split, m["rest"])[1:] if c.strip(" .!?,;:")]
+        for clause in [*reversed(before), *after]:
+            said = _foreign_referent(clause)
+            if said:
+                return said
+        return None
+    return None
+
+
 _FOREIGN_ARITHMETIC = re.compile(
     r"\d\s*(?:[-+*/×÷^]|\b(?:por|mal|fois|vezes|plus|más|mais|minus|menos|moins|entre|durch|"
     r"geteilt\s+durch|dividido\s+por|divisé\s+par|hoch)\b)\s*\d|"
@@ -291,10 +355,20 @@ _FOREIGN_QUESTION = re.compile(
     r"cómo|qué|cuánto|onde|quando|quem|qual|como|quanto|o que)\b",
     re.I,
 )
+# the same question asked in a later clause or after its first words: "Mein Laptop hat das Netz
+# vergessen – welches WLAN nehmen wir?", "C'est quand, déjà, ...?", "..., weißt du das noch?"
+# (words English shares, "was" and "como", are left to the start of a question)
+_FOREIGN_QUESTION_LATER = re.compile(
+    r"(?:[,;:–—]\s*¿?|\bc'est\s+|\bes\s+|\bé\s+|\bist\s+)(?:wie|wer|wo|wann|welche[rsnm]?|warum|"
+    r"weißt\s+du|erinnerst\s+du|où|quand|qui|quel(?:le)?s?|comment|combien|pourquoi|te\s+souviens|"
+    r"dónde|cuándo|quién|cuál|cómo|qué|cuánto|te\s+acuerdas|onde|quem|qual|quanto|lembras)\b[^?]*\?\s*$",
+    re.I,
+)
 _FOREIGN_MEMORY = re.compile(
     r"\b(?:mein|meine[mnrs]?|unser(?:e[mnrs]?)?|gespeichert|gemerkt|erinnerst|ma|mon|mes|notre|"
     r"nos|déjà|retenu|mi|mis|nuestr[oa]s?|guardado|recuerdas|meu|minha|meus|minhas|nosso|nossa|"
-    r"lembras|acuerdas|acordas|souviens|nochmal|noch mal|sabes de mim|sabes de mí|sais de moi|weißt du über mich)\b",
+    r"lembras|acuerdas|acordas|souviens|nochmal|noch mal|(?:weißt|wusstest)\s+du\s+(?:das\s+|es\s+)?noch|"
+    r"sabes de mim|sabes de mí|sais de moi|weißt du über mich)\b",
     re.I,
 )
 _FOREIGN_REASON = re.compile(
@@ -556,10 +630,14 @@ class Router:
         m = _FOREIGN_KEEP.match(text)
         if m and self.registry.find("memory_remember") is not None:
             return "memory_remember", {"text": m["rest"]}, 0.9, why.format("memory_remember")
-        m = _FOREIGN_FORGET.match(text) or _FOREIGN_FORGET_LAST.match(text)
-        if m and self.registry.find("memory_forget") is not None:
-            return "memory_forget", {"about": m["rest"]}, 0.9, why.format("memory_forget")
-        if not _FOREIGN_QUESTION.search(text) and not _FOREIGN_REASON.search(text):
+        about = _foreign_forget(text)
+        if about and self.registry.find("memory_forget") is not None:
+            return "memory_forget", {"about": about}, 0.9, why.format("memory_forget")
+        if not (
+            _FOREIGN_QUESTION.search(text)
+            or _FOREIGN_QUESTION_LATER.search(text)
+            or _FOREIGN_REASON.search(text)
+        ):
             return None
         name = "memory_reason" if _FOREIGN_REASON.search(text) else "memory_recall"
         # a question of arithmetic with nothing of the user's in it asks for a computation, not

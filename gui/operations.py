@@ -275,7 +275,9 @@ _CLICK_VERB = re.compile(
 )
 _TRAILING = re.compile(
     r"\s*,?\s*(?:(?:and\s+)?nothing\s+else|by\s+(?:clicking|tapping|pressing)(?:\s+on)?\s+"
-    r"(?:it|that|this|them)|for\s+me|please|thanks?(?:\s+you)?|if\s+you\s+(?:can|could|would|don't"
+    r"(?:it|that|this|them)|for\s+me|please|pls|plz|thanks?(?:\s+you)?|thx|"
+    # what the person means to do after it: "so I can edit it", "so that we could check"
+    r"so(?:\s+that)?\s+(?:i|we)\s+(?:can|could|may|might)\b[^,]*|in\s+order\s+to\b[^,]*|if\s+you\s+(?:can|could|would|don't"
     r"\s+mind)|when\s+you\s+(?:can|get\s+a\s+chance)|"
     # an aside after a comma: the person's guess or why ("settings I guess", "it keeps popping up")
     r",\s*(?:[\w'-]+\s+){0,3}i\s+(?:guess|think|suppose|believe)|"
@@ -395,6 +397,57 @@ def _typed(instruction: str) -> dict[str, Any] | None:
     }
 
 
+# A typing request, read by what its verb governs rather than by its phrasings: the value is the
+# typing verb's object (quoted in any style, or bare up to the preposition that names where it
+# goes), the field is the phrase after that preposition ("into", "in", "dans", "en", "no", ...),
+# or the phrase set off before the verb ("Search box: enter 'X'", "In the notes field, write X").
+# The verb may open any clause ("Test payment, please enter 4111 1111 in the Card number field").
+_ANY_QUOTE = (
+    r"(?:\"(?P<q1>[^\"]+)\"|“(?P<q2>[^”]+)”|„(?P<q3>[^“”]+)[“”]|«\s*(?P<q4>[^»]+?)\s*»|"
+    r"‘(?P<q5>[^’]+)’|'(?P<q6>[^']+)'(?!\w)|`(?P<q7>[^`]+)`)"
+)
+_TYPE_VERB = (
+    rf"(?:type|enter|write|put|input|key\s+in|paste|fill\s+in|{_FOREIGN_TYPE}|tippe|tipp|digitar|"
+    r"escribir|introducir)"
+)
+_INTO = (
+    r"(?:into|in\s+to|inside|in|dans|en|no|na|em|nos|nas|ins|in\s+das|in\s+die|in\s+den|im|"
+    r"sur\s+le|sur\s+la)"
+)
+_CLAUSE_START = r"(?:^|(?<=[,:;.!?])\s*|\b(?:please|pls|plz|and|then|now|just|also)\s+)"
+_TYPING = (
+    # the verb first: "enter 4111 1111 in the Card number field", "tape 75011 dans le champ X"
+    re.compile(
+        rf"{_CLAUSE_START}{_TYPE_VERB}\s*:?\s+(?:{_ANY_QUOTE}|(?P<bare>[^\s'\"“„«‘`].*?))\s+"
+        rf"{_INTO}\s+(?P<field>.+?)\s*$",
+        re.I | re.S,
+    ),
+    # the field first, set off by a colon, comma or dash: "Search box: enter 'Gödel Escher Bach'"
+    re.compile(
+        r"^(?:(?:in|into|on)\s+)?(?P<field>[^:,;\-—–]+?)\s*(?::|,|;|\s[-—–]+)\s*"
+        rf"(?:(?:please|pls|just|now|then)\s+)?{_TYPE_VERB}\s*:?\s+"
+        rf"(?:{_ANY_QUOTE}|(?P<bare>.+?))\s*[.!]*$",
+        re.I | re.S,
+    ),
+)
+
+
+def _typing(instruction: str) -> dict[str, Any] | None:
+    """What a typing request types and where, by its verb's object and the field named by a
+    preposition after it or set off before it (see the section's comment); None when no
+    typing verb governs a value and a field."""
+    for form in _TYPING:
+        m = form.search(instruction)
+        if not m:
+            continue
+        value = next((m[f"q{i}"] for i in range(1, 8) if m[f"q{i}"]), None) or m["bare"]
+        field = _FOREIGN_ARTICLE.sub("", _tidy(m["field"].strip(" ,.;:")))
+        if not value or not field or len(field.split()) > 8:
+            continue
+        return {"instruction": field, "action": "type", "text": value.strip()}
+    return None
+
+
 # -- the target: the noun phrase a request points at ---------------------------------------
 #
 # A request names its target as the object of a verb that points ("click the X", "find X",
@@ -447,8 +500,12 @@ _POINTING = re.compile(
     r"enabl(?:e|ing)|disabl(?:e|ing)|activat(?:e|ing)|mark)\b|\bfocus(?:\s+on)?\b|"
     r"\bpoint\s+(?:me\s+|us\s+)?(?:to|at|out)\b|\bshow\s+me\b|"
     # the same in German, French, Spanish and Portuguese: "Trouve le bouton Envoyer", "Wo ist ..."
-    r"\b(?:trouve[rz]?|montre(?:-moi|z-moi)?|clique[rz]?(?:\s+sur)?|finde|zeig(?:e)?(?:\s+mir)?|klicke?(?:\s+auf)?|"
-    r"encuentra|busca|muéstrame|muestra|haz\s+clic\s+en|encontre|encontra|mostra|mostre|clique\s+em|"
+    r"\b(?:trouve[rz]?|montre(?:-moi|z-moi)?|finde|zeig(?:e)?(?:\s+mir)?|"
+    # a click verb of another language, with the preposition it takes: "Clique em", "clique sur",
+    # "haz clic en", "klick auf", "appuie sur", "pulsa en", "toque no"
+    r"(?:clique[rz]?|cliquea|clica[rz]?|klicke?|tippe|drücke?|appuie[rz]?|pulsa|toca|toque|"
+    r"(?:haz|haga|faça|faz)\s+(?:clic|click|clique))(?:\s+(?:sur|em|en|no|na|auf|on))?|"
+    r"encuentra|busca|muéstrame|muestra|encontre|encontra|mostra|mostre|"
     r"localiza|localise[rz]?)(?=\s)|\b(?:où\s+(?:est|sont|se\s+trouve)|wo\s+(?:ist|sind|finde\s+ich)|"
     r"dónde\s+(?:está|están)|onde\s+(?:está|fica))\b|"
     r"\b(?:switch|turn|flip)\s+(?:on|off)\b|\blooking\s+for\b|\bi\s+(?:need|want)(?!\s+(?:you|it|to)\b)|"
@@ -830,7 +887,7 @@ def _extract_act(text: str) -> dict[str, Any] | None:
     if not instruction:
         return None
     tidy = _tidy(instruction)
-    said = _typed(tidy) or {"instruction": _target(raw) or tidy}
+    said = _typed(tidy) or _typing(tidy) or {"instruction": _target(raw) or tidy}
     return {"page": page, **said, **extra}
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "RememberInput",
     "RememberOutput",
     "cue_words",
+    "first_clause",
     "forget",
     "open_memory",
     "shared_embedder",
@@ -169,12 +170,14 @@ _REMEMBER = re.compile(
 )
 # "..., remember that." / "... - please keep that in memory." / "FYI ..., keep that on file."
 _REMEMBER_AFTER = re.compile(
-    r"^\s*(?:(?:fyi|heads[\s-]up|btw)[:,]?\s+)?(?P<text>.+?)\s*[.,;!-]*\s*(?:please\s+)?(?:remember|"
+    r"^\s*(?:(?:fyi|heads[\s-]up|btw)[:,]?\s+)?(?P<text>.+?)\s*[.,;!-]*\s*(?:please\s+)?"
+    # the keeping asked as a question after it: "... Could you hang on to that?"
+    r"(?:(?:could|can|would|will)\s+you\s+(?:please\s+)?)?(?:remember|"
     r"memori[sz]e|note|keep|store|save|log|file|commit|(?:hold|hang)\s+on\s*to)\s+(?:that|this|it)"
     r"(?:\s+(?:on file|in(?:\s+your)?\s+(?:memory|mind)|to\s+(?:your\s+)?memory|"
     r"for (?:me|later|next time|the future|future reference|safekeeping)|going forward|down|away|"
     r"somewhere(?:\s+safe)?|safe|(?:where\s+)?you(?:'ll|\s+will|\s+can)\s+find\s+it(?:\s+(?:later|again))?))*"
-    r"[\s.!?]*(?:thanks!?)?\s*$",
+    r"(?:\s*,?\s*(?:please|pls|thanks|thank\s+you))?[\s.!?]*(?:thanks!?)?\s*$",
     re.I | re.S,
 )
 # Greetings before a request: "Hey! Remember that ...", "OK so, note that ..."
@@ -193,8 +196,8 @@ _FORGET = re.compile(
     r"^\s*(?:please\s+)?(?:(?:could|can|would)\s+you\s+(?:please\s+)?)?"
     r"(?:forget\b(?:\s+(?:what|everything)\s+(?:i (?:said|told you)|you know)\s+about)?|"
     r"(?:stop|quit)\s+remembering\b|unlearn\b|"
-    r"(?:delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|scratch|ditch|toss|purge|get\s+rid\s+of|"
-    r"discard)\b"
+    r"(?:delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|scratch|scrub|ditch|toss|purge|"
+    r"get\s+rid\s+of|discard)\b"
     r"(?=.*\b(?:from|in)\s+(?:your\s+|my\s+|the\s+)?memory\b|"
     r".*\b(?:note|notes|fact|facts|episode|memory|memories)\b|.*\b(?:ep|fact|proc|item)_[0-9a-f]{8}|"
     r".*\b(?:you know|you (?:stored|saved|have|remember|kept)|i (?:said|told you))\b|"
@@ -205,13 +208,15 @@ _FORGET = re.compile(
 )
 # What names the topic, not the topic: "the note about", "anything mentioning", "what you stored on"
 _FORGET_LEAD = re.compile(
-    r"^(?:about\s+|(?:the\s+)?(?:notes?|facts?|memory|memories|items?)\s+(?:about|on|of|regarding)\s+|"
+    r"^(?:about\s+|(?:(?:the|your|my|that|this|any)\s+)?(?:notes?|facts?|memory|memories|items?|"
+    r"entry|entries|records?)\s+(?:about|on|of|regarding)\s+|"
     r"(?:anything|everything|whatever|all)\s+(?:(?:you|i)\s+\w+\s+)?(?:about|mentioning|on|regarding|"
     r"concerning)\s+|what(?:ever)?\s+(?:you|i)\s+(?:\w+\s+){0,2}(?:about|on|regarding)\s+)",
     re.I,
 )
 _FORGET_TAIL = re.compile(
-    r"\s*(?:(?:from|in)\s+(?:your\s+|ur\s+|my\s+|the\s+)?memory|any\s?more|anymore|now|please|thanks|"
+    r"\s*(?:(?:from|in|out\s+of|off)\s+(?:your\s+|ur\s+|my\s+|the\s+)?(?:memory|notes|records|"
+    r"files|list|database|brain|head)|any\s?more|anymore|now|please|pls|plz|thanks|thx|"
     # a clause that only says memory holds it: "the office network name you saved"
     r"(?<=\w\s)(?:that\s+|which\s+)?(?:you|i)(?:'ve|\s+have)?\s+(?:saved|stored|kept|noted|"
     r"recorded|wrote\s+down))\b[\s.!?]*$",
@@ -280,6 +285,12 @@ def _extract_remember(text: str) -> dict[str, Any] | None:
             return None
         said = _kept(framed["text"])  # as the loose reader keeps it ("Note to self: X." keeps X)
         return {"text": said} if said else None
+    if after and re.search(
+        r"\?\s*$|^(?:do|did|does|can|could|what|where|when|who|why|how|which)\b",
+        after["text"],
+        re.I,
+    ):
+        return None  # "Do you remember that?", "What did I say? Can you remember that?"
     said = m["text"].strip().rstrip("?").strip()
     if after:  # "..., remember that": what "that" stands for is the sentence before
         said = _referent(said)
@@ -358,7 +369,9 @@ _KEEP_LEAD = re.compile(
 )
 _KEEP_TAIL = re.compile(
     r"\s*\b(?:for\s+(?:me|later|future\s+reference|the\s+record|safekeeping)|somewhere|on\s+file|"
-    r"in\s+(?:your\s+)?(?:long[\s-]term\s+)?(?:mind|memory)|please|thanks)\b\s*$",
+    r"in\s+(?:your\s+)?(?:long[\s-]term\s+)?(?:mind|memory)|please|pls|plz|thanks|thx|"
+    # a laugh or an emoticon at the end of a chat message is no part of the fact
+    r"lol|lmao|haha+|hehe+|xd)\b\s*(?::\)|:d|;\))?\s*$",
     re.I,
 )
 # Words around a fact that are not part of it: "it's important", "quick one", "can you"
@@ -593,6 +606,61 @@ _NAMES_A_NOTE = re.compile(
 )
 
 
+# A forget verb's object ends at the first clause boundary: a dash set off by spaces ("my peanut
+# allergy — turns out ..."), or a comma that does not go on with a list ("Dr Okafor's address,
+# the practice moved", "mi restaurante favorito, ya cerró"; "my address, phone and email" is one
+# object): what follows is the person's reason or news, in whatever words or language.
+_DASH = re.compile(r"\s+[-—–]+\s+|\s*[—–;]\s*")
+_LIST_GOES_ON = re.compile(
+    r"^(?:(?:and|or|&)\s+)?[\w'’-]+(?:\s+[\w'’-]+){0,3}(?:\s*,|\s+(?:and|or|&|y|e|et|und|ou|o)\s+)",
+    re.I,
+)
+
+
+def first_clause(said: str) -> str:
+    """``said`` up to its first clause boundary (see above): a forget verb's object."""
+    said = _DASH.split(said, maxsplit=1)[0]
+    parts = re.split(r",\s+", said)
+    kept = parts[0]
+    for part in parts[1:]:
+        if not _LIST_GOES_ON.match(part) and not re.match(r"(?:and|or|&)\s", part, re.I):
+            break
+        kept += ", " + part
+    return kept
+
+
+# What a pronoun's clause names ("Drop it" after it): a thing one no longer wants kept ("I no
+# longer want the standup schedule kept in memory"), the thing asked about ("You know the
+# Orchard-5G thing?"), or the subject before its verb ("Lucia's birthday is in the calendar now").
+_UNWANTED = re.compile(
+    r"^(?:i\s+)?(?:no\s+longer|don'?t|do\s+not|never)\s+(?:want|need)\s+(?P<x>.+?)\s+(?:kept|stored|"
+    r"saved|remembered|recorded|on\s+file|in\s+(?:your\s+)?(?:memory|notes))\b",
+    re.I,
+)
+_ASKED_ABOUT = re.compile(
+    r"^(?:(?:do\s+)?you\s+(?:know|remember|recall|have)|remember|about|re:?|what\s+about|"
+    r"(?:the\s+)?thing\s+(?:about|with))\s+(?P<x>.+)$",
+    re.I,
+)
+_FINITE_VERB = re.compile(
+    r"\s+(?:is|are|was|were|'s|has|have|had|got|gets|moved|changed|can|will|won'?t|isn'?t|"
+    r"aren'?t|wasn'?t|doesn'?t|does|did|lives|works|ended|turned|went)\b",
+    re.I,
+)
+
+
+def _pointed_back(clause: str) -> str | None:
+    """The thing a clause without a forget verb names, for a pronoun after it (see above)."""
+    clause = clause.strip(" .!?,")
+    m = _UNWANTED.match(clause) or _ASKED_ABOUT.match(clause)
+    if m:
+        return _subject(m["x"])
+    verb = _FINITE_VERB.search(clause)
+    if verb and 1 <= len(clause[: verb.start()].split()) <= 6:
+        return _subject(clause[: verb.start()])
+    return _subject(_NO_NEED.sub("", clause))
+
+
 def _subject(said: str) -> str | None:
     """The subject of a forget request, without the words around it: what names the note
     ("the thing about", "anything you stored on"), the reason after it ("..., it's public
@@ -600,6 +668,7 @@ def _subject(said: str) -> str | None:
     # the first sentence ("Dr. Okafor" is not a sentence end)
     # (or clause: "...; security asked us not to store it")
     about = re.split(r"(?<=[a-z]{3}[.!?])\s+|(?<=[!?])\s+|\s*;\s+", said.strip(), maxsplit=1)[0]
+    about = first_clause(about)
     about = re.sub(
         r"^(?:(?:the|that)\s+)?(?:thing|stuff|bit|part|info(?:rmation)?|record|mention)\s+"
         r"(?:about|on|of)\s+",
@@ -655,8 +724,8 @@ def _subject(said: str) -> str | None:
 
 
 _FORGET_ANY = re.compile(
-    r"\b(?:forget|delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|scratch|ditch|toss|purge|"
-    rf"get\s+rid\s+of|let\s+go\s+of|discard|stop\s+remembering|unlearn)\b\s*(?P<rest>.*)$|"
+    r"\b(?:forget|delete|erase|remove|wipe|drop|clear(?:\s+out)?|scrap|scratch|scrub|ditch|toss|"
+    rf"purge|get\s+rid\s+of|let\s+go\s+of|discard|stop\s+remembering|unlearn)\b\s*(?P<rest>.*)$|"
     rf"{_STOP_KEEP}\s*(?P<kept>.*)$",
     re.I | re.S,
 )
@@ -697,7 +766,7 @@ def _read_forget(text: str) -> dict[str, Any] | None:
         ]
         said = _referred(text)
         if said is None and others:  # "forget it": the subject is in the clause before
-            said = _subject(_NO_NEED.sub("", others[0]))
+            said = _pointed_back(others[0])
         if said:
             return {"about": said}
     return None

@@ -381,6 +381,11 @@ def _math_prefix(text: str) -> str:
     for w in re.finditer(r"[A-Za-z_]\w*", text[:end]):
         if len(w.group()) > 1 and w.group() not in _FUNCTIONS:
             end = w.start()
+            # a one-letter word that opens the prose is no factor: "2^n a WZ proof please",
+            # "n^2 I think" (a letter joined by an operator or a bracket is: "2^n - a")
+            lone = re.search(r"(?<=[\w)])\s+[A-Za-z]\s+$", text[:end])
+            if lone:
+                end = lone.start()
             break
     # "binomial(n + m, n) (from Mathematica)": a remark in parentheses is not the expression
     return text[:end].strip().rstrip("*+-/^,. (").strip()
@@ -550,6 +555,131 @@ def _sentence_with_sum(text: str) -> str:
     return sentences[0].rstrip().removesuffix(".")
 
 
+# -- a sum said as "a range, then a verb of giving" ---------------------------------------------
+#
+# However a person words a finite sum, it holds three things a reader can find apart, in any
+# order and language: the range of its variable ("k from 1 to n", "k de 0 à n", "von k = 0 bis
+# n", "i=1 até n", "1 <= k <= n"), a verb of giving or equality ("equals", "should give",
+# "works out to", "ergeben", "donne", "dá", "=") with the right-hand side after it, and the
+# summand: the expression in the variable before that verb ("the cubes k^3", "des C(n,k)
+# multipliés par 5^k"). Once the range is set aside, the summand is the run of plain maths
+# before the verb that holds the variable, so the words around it (articles, "the sum of",
+# "summiert", a title) need no rule each. A word of summing must be present, and the result
+# must parse as the prover's input, as for the other forms.
+_ATOM = r"(?:\d+[a-z]?|[a-z]|\([^()]*\))"
+_RANGE_BOUND = rf"[-+]?{_ATOM}(?:\s*[-+*/^]\s*{_ATOM})*"
+_RANGE_TO = r"(?:\.\.\.?|…|\bup\s+to\b|\bto\b|\bthrough\b|\bthru\b|\bbis\b|\bà\b|\bau\b|\ba\b|\baté\b|\bate\b|\bhasta\b)"
+_RANGE_FROM = (
+    r"(?:=|\bfrom\b|\bde\b|\bvon\b|\bdesde\b|\bda\b|\bin\b|"
+    r"\b(?:running|ranging|going|runs|goes|allant|variant|va|läuft|laufend|yendo|variando|indo|vai)"
+    r"\s+(?:from|de|von|desde|da)\b)"
+)
+_SPOKEN_RANGE = re.compile(
+    r"(?:\b(?:for|over|with|where|as|pour|für|über|con|com|para|avec|mit|quand|cuando|quando)\s+)?"
+    rf"(?:(?P<k>[a-z])\s*{_RANGE_FROM}\s*(?P<lo>{_RANGE_BOUND})\s*{_RANGE_TO}\s*(?P<hi>{_RANGE_BOUND})|"
+    rf"(?:\b(?:from|de|von|desde|da)\s+)(?P<k2>[a-z])\s*=\s*(?P<lo2>{_RANGE_BOUND})\s*{_RANGE_TO}\s*"
+    rf"(?P<hi2>{_RANGE_BOUND})|"
+    rf"(?P<lo3>{_RANGE_BOUND})\s*<=\s*(?P<k3>[a-z])\s*<=\s*(?P<hi3>{_RANGE_BOUND}))"
+    r"(?![\w(])",
+    re.I,
+)
+# the verbs that give a sum's value, in English, German, French, Spanish and Portuguese (the
+# longer first), with the modal or adverb that may come with them
+_GIVING = re.compile(
+    r"(?<![<>!=])={1,2}(?!=)|\b(?:(?:should|ought\s+to|will|would|must|does|do|is\s+supposed\s+to|"
+    r"sollte|sollten|soll|devrait|doit|debería|debe|deveria|deve)\s+)?"
+    r"(?:is\s+equal\s+to|equals?|gives?|yields?|(?:comes?|works?\s+out|adds?\s+up|sums?|amounts?)\s+to|"
+    r"totals?|makes?|you\s+get|is|are|"
+    r"ist\s+gleich|sind\s+gleich|ergibt|ergeben|geben|gibt|liefert|ist|sind|gleich|"
+    r"est\s+égale?\s+à|sont\s+égales?\s+à|vaut|valent|donne|donnent|fait|font|est|sont|"
+    r"es\s+igual\s+a|son\s+iguales\s+a|resulta\s+en|da|dan|vale|es|son|"
+    r"é\s+igual\s+a|são\s+iguais\s+a|resulta\s+em|dá|dão|é|são)\b"
+    r"(?:\s+(?:exactly|precisely|just|genau|exakt|exactement|exactamente|exatamente|"
+    r"justement|precisamente))?",
+    re.I,
+)
+_SUMMING_CUE = re.compile(
+    r"\b(?:sum\w*|summ\w*|somm\w*|suma\w*|soma\w*|add(?:s|ed|ing)?|total\w*|Summe\w*)\b|Sum\(",
+    re.I,
+)
+# products and quotients said in words, in those languages: "k times (k+1)", "multipliés par"
+_SPOKEN_OPS = (
+    (
+        r"\s+(?:times|mal|fois|vezes|multiplied\s+by|multipli(?:é|ée|és|ées|ziert\s+mit|"
+        r"cad[oa]s?\s+por)(?:\s+par)?)\s+",
+        " * ",
+    ),
+    (r"\s+(?:divided\s+by|geteilt\s+durch|divisée?s?\s+par|dividid[oa]s?\s+por)\s+", " / "),
+    (r"\s+(?:plus|más|mais)\s+", " + "),
+    (r"\s+(?:minus|moins|menos)\s+", " - "),
+    (r"\s+(?:squared|au\s+carré|al\s+cuadrado|ao\s+quadrado|zum\s+quadrat|hoch\s+2)\b", "^2"),
+    (r"\s+(?:cubed|au\s+cube|al\s+cubo|ao\s+cubo|hoch\s+3)\b", "^3"),
+)
+_MATH_RUN = re.compile(r"[\w^*/+\-().,!\s]+")
+
+
+def _summand_before(text: str, k: str) -> str | None:
+    """The last run of plain maths in ``text`` that holds the variable ``k`` (with its
+    parentheses balanced), or None."""
+    best = None
+    for run in _MATH_RUN.finditer(text):
+        # a run ends at the first word that is no maths, and a comma outside parentheses ends it
+        words = re.split(r"(\b[A-Za-z_]\w*\b)", run.group())
+        pieces: list[str] = []
+        current = ""
+        for i, piece in enumerate(words):
+            if i % 2 and len(piece) > 1 and piece not in _FUNCTIONS:
+                pieces.append(current)
+                current = ""
+                continue
+            current += piece
+        pieces.append(current)
+        for piece in pieces:
+            for part in _top_level_commas(piece):
+                part = part.strip().strip("*+/^,.").strip()
+                if (
+                    part
+                    and re.search(rf"(?<![A-Za-z]){k}(?![A-Za-z])", part)
+                    and part.count("(") == part.count(")")
+                    and _is_math(part)
+                ):
+                    best = part
+    return best
+
+
+def _top_level_commas(text: str) -> list[str]:
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    return [*out, text[start:]]
+
+
+def _by_range(text: str, n_min: int) -> str | None:
+    """The identity of a sum said as a range, a summand and a verb of giving, in any order
+    (see the section's comment), or None."""
+    if not _SUMMING_CUE.search(text):
+        return None
+    for word, op in _SPOKEN_OPS:
+        text = re.sub(word, op, text, flags=re.I)
+    for rng in _SPOKEN_RANGE.finditer(text):
+        k = rng["k"] or rng["k2"] or rng["k3"]
+        lo = rng["lo"] or rng["lo2"] or rng["lo3"]
+        hi = rng["hi"] or rng["hi2"] or rng["hi3"]
+        rest = text[: rng.start()] + " ; " + text[rng.end() :]
+        for verb in _GIVING.finditer(rest):
+            rhs = _math_prefix(rest[verb.end() :].strip())
+            summand = _summand_before(rest[: verb.start()], k)
+            if not rhs or summand is None:
+                continue
+            statement = _checked(summand, k, lo.strip(), hi.strip(), rhs, n_min)
+            if statement:
+                return statement
+    return None
+
+
 def identity_from_text(text: str) -> dict[str, Any] | None:
     """A sum identity, as ``Sum(summand, (k, lo, hi)) = rhs`` for the WZ prover; from sympy
     syntax, LaTeX (``\\sum_{k=0}^{n} \\binom{n}{k} = 2^n``, ``{n \\choose k}``, ``\\frac``),
@@ -562,11 +692,13 @@ def identity_from_text(text: str) -> dict[str, Any] | None:
     """
     out: dict[str, Any] = {"method": "wz"}
     # LaTeX's inline and display delimiters, "\\( ... \\)" and "\\[ ... \\]", are as "$ ... $"
+    original = _scripts(text).translate(_UNICODE).replace("$", " ")
     text = _plain(re.sub(r"\\[()\[\]]", " $ ", text))
     lower = _N_MIN.search(text)
     if lower:
         out["n_min"] = int(lower["n"])
         text = (text[: lower.start()] + " " + text[lower.end() :]).strip(" ,")
+    plain = text
     # a request or comment set off after the identity: "... -- can you prove it?", "# prove this"
     text = re.sub(r"\s+(?:--+|—|–|#)\s*[^=]*$", "", text.strip(), flags=re.S)
     # "... = n(n+1)/2? Prove it."; a question before the identity is set aside ("is there a
@@ -582,14 +714,19 @@ def identity_from_text(text: str) -> dict[str, Any] | None:
     )
     text = _sentence_with_sum(text)  # "... = 2^n. Can you prove it", "I'm stuck. We need ..."
     body = _TAIL.sub("", _LEAD.sub("", text.strip(), count=1))
-    if not _SUM_WORD.search(body) and "Sum(" not in body:
-        return None
-    for rel in _RELATION.finditer(body):
+    said_a_sum = bool(_SUM_WORD.search(body)) or "Sum(" in body
+    for rel in _RELATION.finditer(body if said_a_sum else ""):
         found = _read_sum(body[: rel.start()])
         rhs = _math_prefix(body[rel.end() :])
         if found is None or not rhs:
             continue
         statement = _checked(*found, rhs, out.get("n_min", 0))
+        if statement:
+            return {"statement": statement, **out}
+    # the forms above read a sum by its words in their usual order; a range and a verb of
+    # giving read it in any order
+    for said in (plain, original):
+        statement = _by_range(said, out.get("n_min", 0))
         if statement:
             return {"statement": statement, **out}
     return None

@@ -1313,3 +1313,180 @@ def test_letting_go_verb_last_forgetting_and_arithmetic_questions(
 )
 def test_holding_on_to_a_point_and_a_target_after_there_is(router, text, operation, args) -> None:
     _assert_routed(router, text, operation, args)
+
+
+# A sum said as a range, a summand and a verb of giving, in any order and language: none of
+# these phrasings is written in the reader, which finds the three parts apart.
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("the sum of 2k-1 for k from 1 to n works out to n^2", "Sum(2*k-1, (k, 1, n)) = n**2"),
+        (
+            "for k from 0 to n, binomial(n,k) adds up to 2^n",
+            "Sum(binomial(n,k), (k, 0, n)) = 2**n",
+        ),
+        ("summing k over k=1..n ought to give n(n+1)/2", "Sum(k, (k, 1, n)) = n*(n+1)/2"),
+        (
+            "über k von 0 bis n ist die Summe von binomial(n,k) gleich 2^n",
+            "Sum(binomial(n,k), (k, 0, n)) = 2**n",
+        ),
+        (
+            "pour k allant de 0 à n, la somme des C(n,k) vaut 2^n",
+            "Sum(binomial(n,k), (k, 0, n)) = 2**n",
+        ),
+        (
+            "die Summe der k mal binomial(n,k), k von 0 bis n, ergibt n*2^(n-1)",
+            "Sum(k * binomial(n,k), (k, 0, n)) = n*2**(n-1)",
+        ),
+        ("k=1..n, k^3 sums to (n(n+1)/2)^2", "Sum(k**3, (k, 1, n)) = (n*(n+1)/2)**2"),
+        # a one-letter word that opens the request after it is no factor of the right side
+        (
+            "sum_{k=0}^{n} binomial(n,k) = 2^n a WZ proof please",
+            "Sum(binomial(n,k), (k, 0, n)) = 2**n",
+        ),
+        (
+            "the sum of k for k from 1 to n is n(n+1)/2 a WZ certificate would be nice",
+            "Sum(k, (k, 1, n)) = n*(n+1)/2",
+        ),
+    ],
+)
+def test_a_sum_is_read_by_its_range_and_its_verb_of_giving(router, text, statement) -> None:
+    _assert_routed(router, text, "provers_prove", {"statement": statement, "method": "wz"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my loop runs for k from 1 to n and the total is wrong, why?",
+        "I added k from 1 to 10 in Excel and it gives 55, is that right?",
+    ],
+)
+def test_a_range_and_a_verb_without_an_identity_are_not_proved(router, text) -> None:
+    assert router.route(text).operation != "provers_prove"
+
+
+# The topic of a forget request is what its verb governs, up to the first clause boundary (a
+# dash, a comma that does not go on with a list, a semicolon) and without politeness; a pronoun
+# ("delete it", "apaga isso") stands for the topic of another clause.
+@pytest.mark.parametrize(
+    ("text", "about"),
+    [
+        ("erase what you know about my old car - sold it last week", "my old car"),
+        ("please forget my home address, we moved", "my home address"),
+        ("forget my address, phone number and email", "my address, phone number and email"),
+        ("scrub the note about the wifi password thx", "the wifi password"),
+        (
+            "The dentist appointment got cancelled. Delete it from your notes please.",
+            "The dentist appointment",
+        ),
+        ("I don't want my salary stored anymore, delete it.", "my salary"),
+        ("Oublie mon ancien numéro de téléphone, il a changé.", "mon ancien numéro de téléphone"),
+        ("Olvida, por favor, todo lo de mi exjefe; ya no trabajo allí.", "mi exjefe"),
+        ("Vergiss bitte alles über meinen alten Job, danke.", "meinen alten Job"),
+        ("Lösche bitte die Notiz über mein altes Auto.", "mein altes Auto"),
+        (
+            "Efface ça, s'il te plaît : mon ancien code de porte a changé.",
+            "mon ancien code de porte",
+        ),
+        ("A senha antiga do wifi já mudou, apaga isso.", "A senha antiga do wifi"),
+    ],
+)
+def test_a_forget_topic_is_what_the_verb_governs_or_what_its_pronoun_stands_for(
+    router, text, about
+) -> None:
+    _assert_routed(router, text, "memory_forget", {"about": about})
+
+
+# A typing request by what its verb governs: the value (quoted in any style or bare) and the
+# field after a preposition or set off before the verb; a click verb of another language takes
+# its preposition with it; a purpose clause after the target is no part of it.
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        (
+            "On signup.html, could you key in jane.doe@mail.com into the Email field?",
+            {"instruction": "the Email field", "action": "type", "text": "jane.doe@mail.com"},
+        ),
+        (
+            "digite 01310-100 no campo CEP em cadastro.html",
+            {"instruction": "campo CEP", "action": "type", "text": "01310-100"},
+        ),
+        (
+            "Schreib „Berlin“ in das Feld Stadt auf form.html",
+            {"instruction": "Feld Stadt", "action": "type", "text": "Berlin"},
+        ),
+        (
+            "dans contact.html, écris « Bonjour à tous » dans la zone Message",
+            {"instruction": "zone Message", "action": "type", "text": "Bonjour à tous"},
+        ),
+        (
+            "Notes field on todo.html - type buy oat milk",
+            {"instruction": "Notes field", "action": "type", "text": "buy oat milk"},
+        ),
+        (
+            'Password on login.html: type "hunter2"',
+            {"instruction": "Password", "action": "type", "text": "hunter2"},
+        ),
+        (
+            "in the search bar on shop.html, write wireless mouse",
+            {"instruction": "search bar", "action": "type", "text": "wireless mouse"},
+        ),
+        ("Klick auf 'Speichern' in settings.html", {"instruction": "'Speichern'"}),
+        (
+            "tap the trash icon next to 'Draft 3' on mail.html so that I can delete it",
+            {"instruction": "the trash icon next to 'Draft 3'"},
+        ),
+    ],
+)
+def test_gui_act_reads_what_the_typing_or_clicking_verb_governs(router, text, args) -> None:
+    _assert_routed(router, text, "gui_act", args)
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "My new locker is number 88. Would you keep that in mind please?",
+            "My new locker is number 88",
+        ),
+        (
+            "The car's oil change is due at 60,000 km, could you note that down?",
+            "The car's oil change is due at 60,000 km",
+        ),
+        (
+            "Rough week. Anyway: my sister's flight lands Friday at 9. Can you please save that for later?",
+            "my sister's flight lands Friday at 9",
+        ),
+        ("my bike lock code is 4-1-9-9 lol, remember that", "my bike lock code is 4-1-9-9"),
+    ],
+)
+def test_keeping_asked_as_a_question_after_the_fact_keeps_the_fact(router, text, kept) -> None:
+    _assert_routed(router, text, "memory_remember", {"text": kept})
+
+
+def test_a_question_about_remembering_is_not_a_request_to_keep(router) -> None:
+    assert router.route("Do you remember that?").operation != "memory_remember"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "O meu carro está na oficina, qual é mesmo o nome do mecânico?",
+        "Das Meeting ist morgen, wann genau war das nochmal?",
+        "Ma sœur arrive demain, c'est où déjà son hôtel ?",
+    ],
+)
+def test_a_foreign_question_asked_after_its_first_clause_goes_to_memory(router, text) -> None:
+    assert router.route(text).operation == "memory_recall"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "please book a table for two at Sakura tonight",
+        "can you move my 3pm meeting to Friday?",
+        "Cancel my gym membership renewal",
+    ],
+)
+def test_asking_to_change_something_in_the_world_is_not_memory(router, text) -> None:
+    assert router.route(text).operation is None

@@ -181,3 +181,56 @@ def test_identities_with_requests_and_bounds_set_off_after_them(
     assert found is not None, text
     assert _same_identity(found["statement"], statement)
     assert found.get("n_min") == n_min
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # the range, the summand and the verb of giving in any order, in five languages
+        ("the sum of 2k-1 for k from 1 to n works out to n^2", "Sum(2*k - 1, (k, 1, n)) = n**2"),
+        (
+            "for k from 0 to n, binomial(n,k) adds up to 2^n",
+            "Sum(binomial(n, k), (k, 0, n)) = 2**n",
+        ),
+        ("summing k over k=1..n ought to give n(n+1)/2", "Sum(k, (k, 1, n)) = n*(n + 1)/2"),
+        (
+            "über k von 0 bis n ist die Summe von binomial(n,k) gleich 2^n",
+            "Sum(binomial(n, k), (k, 0, n)) = 2**n",
+        ),
+        (
+            "pour k allant de 0 à n, la somme des C(n,k) vaut 2^n",
+            "Sum(binomial(n, k), (k, 0, n)) = 2**n",
+        ),
+        (
+            "la suma, con j entre 1 y n... no: j de 1 a n, de j al cuadrado da n(n+1)(2n+1)/6",
+            "Sum(j**2, (j, 1, n)) = n*(n + 1)*(2*n + 1)/6",
+        ),
+        (
+            "a soma dos termos 3^i vezes binomial(n,i), i de 0 até n, dá 4^n",
+            "Sum(3**i*binomial(n, i), (i, 0, n)) = 4**n",
+        ),
+        ("k=1..n, k^3 sums to (n(n+1)/2)^2", "Sum(k**3, (k, 1, n)) = (n*(n + 1)/2)**2"),
+        # a one-letter word that opens prose after the right-hand side is not a factor of it
+        (
+            "sum_{k=0}^{n} binomial(n,k) = 2^n a WZ proof please",
+            "Sum(binomial(n, k), (k, 0, n)) = 2**n",
+        ),
+    ],
+)
+def test_a_sum_is_read_by_its_range_summand_and_verb_of_giving(text: str, want: str) -> None:
+    found = identity_from_text(text)
+    assert found is not None, text
+    assert _same_identity(found["statement"], want)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my loop runs for k from 1 to n and the total is wrong, why?",
+        "I added k from 1 to 10 in Excel and it gives 55, is that right?",
+        # the right-hand side uses the variable of the range
+        "for k from 1 to n, the sum of 1 gives k",
+    ],
+)
+def test_a_range_and_a_verb_of_giving_alone_are_no_identity(text: str) -> None:
+    assert identity_from_text(text) is None
