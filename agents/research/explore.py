@@ -23,8 +23,16 @@ group_difference   one level's mean differs from the rest: Welch p < 1e-6, \\|Co
                    over the group hypotheses (ranked among the table's), / k
                    (a skewed column: Mann-Whitney alone, \\|rank-biserial r\\| >= 0.28);
                    a date column with 2-7 values is a grouping too
+share (by group)   a pair of categories (the share answering yes by region): chi-square of
+                   independence, told by the cell of the largest adjusted residual, its
+                   share >= 5 points and Cohen's h >= 0.2 above the other rows'; p below
+                   the step-up bar at 2.5% over the database's by-group share hypotheses
+                   (ranked among the table's) in a small table or a table of units, else
+                   p < 1e-6
 relationship       the same test across a link (child values grouped by a parent column, or
-                   the number of child rows per parent), p < 1e-6
+                   the number of child rows per parent), p < 1e-6; or, where the parent
+                   table is a table of units, the parents' own means of their child rows:
+                   Welch p < 1% / (relationship hypotheses x levels), \|d\| >= 0.3
 correlation        Pearson, or Spearman where a column is skewed (\\|skewness\\| >= 1) or a scale
                    of 3-10 consecutive integers (a rating); n >= 30 (10 in a small table) and \\|r\\| >= 0.05 with
                    p < 1e-6, or \\|r\\| >= 0.2 with p < alpha (0.1%), or in a small table
@@ -106,6 +114,7 @@ from lemmata.agents.research.checks import CHECKS, ENTITY_CHECK, CheckContext, D
 from lemmata.agents.research.checks.base import link_note
 from lemmata.agents.research.checks.entity import KINDS as ENTITY_KINDS
 from lemmata.agents.research.checks.entity import entity_hypotheses, parse_entity
+from lemmata.agents.research.checks.share import BY_GROUP
 from lemmata.agents.research.checks.stats import group_screen, pair_screen
 from lemmata.agents.research.checks.temporal import panel_columns
 from lemmata.agents.research.profile import MAX_CATEGORIES, Link, Survey
@@ -132,6 +141,10 @@ SCREEN_DROP = 0.3
 #: The most a strong screen lifts one (ordering the pairs that pass it, \\|t\\| up to 10).
 SCREEN_ORDER = 0.02
 
+#: The prior of a share by group (a pair of categories): after the measures' questions, so
+#: that a table of many dummies does not spend a run's budget on their pairs first.
+BY_GROUP_PRIOR = 0.4
+
 _PRIOR = {
     "group_difference": 0.6,
     "relationship": 0.6,
@@ -148,7 +161,7 @@ _PRIOR = {
 # a column that may also be left empty: a trend of the number of rows).
 _SHAPES: dict[str, list[tuple[str | None, ...]]] = {
     "distribution": [("numeric",)],
-    "share": [("",)],
+    "share": [("",), ("categorical", "categorical")],
     "group_difference": [("numeric", "")],
     "correlation": [("", "")],
     "trend": [(None, "date")],
@@ -206,6 +219,11 @@ class Explorer:
                     add("change", [n, d])
             for c in cats:
                 add("share", [c])
+            # A share that differs by group (the share answering yes in each region): each
+            # pair of categories once.
+            for i, a in enumerate(cats):
+                for b in cats[i + 1 :]:
+                    add("share", [a, b])
             for i, a in enumerate(nums):
                 for b in nums[i + 1 :]:
                     # A column and its own logarithm or square are one variable written
@@ -240,12 +258,18 @@ class Explorer:
         counted: set[tuple[Any, ...]] = set()
         for h in out:
             focused = bool(h.entities) and h.note != PANEL
-            h.priority = _PRIOR[h.kind] + (0.4 if focused else 0.0)
+            by_group = h.kind == "share" and len(h.columns) == 2
+            h.priority = (BY_GROUP_PRIOR if by_group else _PRIOR[h.kind]) + (
+                0.4 if focused else 0.0
+            )
             question = self._question(h)
             if not focused and question not in counted:
                 counted.add(question)
-                family[h.kind] = family.get(h.kind, 0) + 1
-                self.context.members.setdefault(h.kind, []).append(h)
+                # A share by group is counted in its own family: one column's shares keep
+                # their bar.
+                kind = BY_GROUP if by_group else h.kind
+                family[kind] = family.get(kind, 0) + 1
+                self.context.members.setdefault(kind, []).append(h)
         if len(out) > SCREEN_FROM:
             self._screen(out)
         return out

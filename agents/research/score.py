@@ -101,18 +101,40 @@ def _mirrored(insight: Insight, item: ChecklistItem, wanted: set[tuple[str, str]
     """Whether a difference between the two levels of a column, told from one level, states
     the item told from the other: "lower where sex = M" is "higher where sex = F", with the
     other level's mean (the rest's) as its value. The check records the other level as
-    ``support["other_level"]`` when the column has exactly two."""
-    other = insight.support.get("other_level")
-    if not other or insight.direction not in _OPPOSITE:
+    ``support["other_level"]`` when the column has exactly two. A share by group may be
+    told from the other level of a two-level answer too (``support["other_answer"]``: "the
+    share answering yes is higher in the north" is "the share answering no is lower there",
+    with one less the share as its value)."""
+    if insight.direction not in _OPPOSITE:
         return False
     told = {_entity(e) for e in insight.entities}
-    swapped = {e for e in told if e[0] != _entity(other)[0]} | {_entity(other)}
-    if not wanted <= swapped:
-        return False
-    if item.direction is not None and _OPPOSITE[insight.direction] != item.direction:
-        return False
-    rest = insight.support.get("rest_mean")
-    return _close(float(rest) if isinstance(rest, int | float) else None, item)
+    rest = insight.support.get("rest_mean", insight.support.get("rest_share"))
+    flips = [
+        (str(insight.support[k]), k == "other_answer")
+        for k in ("other_level", "other_answer")
+        if insight.support.get(k)
+    ]
+    for chosen in range(1, 2 ** len(flips)):
+        swapped = set(told)
+        value: float | None = insight.value
+        direction: str = insight.direction
+        for bit, (other, complement) in enumerate(flips):
+            if not chosen >> bit & 1:
+                continue
+            column = _entity(other)[0]
+            swapped = {e for e in swapped if e[0] != column} | {_entity(other)}
+            direction = _OPPOSITE[direction]
+            if complement:
+                value = None if value is None else 1 - value
+            else:
+                value = float(rest) if isinstance(rest, int | float) else None
+        if not wanted <= swapped:
+            continue
+        if item.direction is not None and direction != item.direction:
+            continue
+        if _close(value, item):
+            return True
+    return False
 
 
 @dataclass

@@ -1,5 +1,13 @@
 """Relationship: the group-difference test across a link, on child values grouped by a
-parent column, or on the number of child rows per parent."""
+parent column, or on the number of child rows per parent (Welch p < 1e-6, \|d\| >= 0.3).
+
+Where the parent table is a table of units (``CheckContext.units``: households, schools,
+sites) and the child rows' test falls short, the parents themselves are compared: each
+parent's mean of its child rows, grouped by the parent's level, by Welch's t-test held to
+Bonferroni at ``RATE`` over the database's relationship hypotheses and the levels compared,
+for \|d\| >= 0.3 between the parents' means. The parents are the independent units (a
+household's respondents share the household), so a p-value there means what it says, where
+the child rows' would overstate it."""
 
 from __future__ import annotations
 
@@ -15,10 +23,38 @@ from lemmata.agents.research.checks.base import (
     score_of,
 )
 from lemmata.agents.research.checks.group import clear, mirror
-from lemmata.agents.research.checks.stats import best_level, other_level
+from lemmata.agents.research.checks.stats import best_level, comparisons, other_level
 from lemmata.agents.research.types import Direction, Hypothesis
 
-__all__ = ["check"]
+__all__ = ["RATE", "check"]
+
+#: The family-wise error rate of the parents' comparison (Bonferroni over the database's
+#: relationship hypotheses and the levels compared).
+RATE = 0.01
+#: The fewest parents of a level (and of the rest) compared.
+MIN_PARENTS = 5
+
+
+def _per_parent(x: Any, keys: list[Any], parent_keys: list[Any]) -> Any:
+    """Each parent's mean of its child rows' ``x`` (NaN for a parent without any)."""
+    import numpy as np
+
+    sums: dict[Any, list[float]] = {}
+    for k, v in zip(keys, x, strict=True):
+        if k is None or not np.isfinite(v):
+            continue
+        s = sums.setdefault(k, [0.0, 0.0])
+        s[0] += float(v)
+        s[1] += 1
+    return np.array([sums[k][0] / sums[k][1] if k in sums else np.nan for k in parent_keys])
+
+
+def _parents_bar(ctx: CheckContext, parent: str, groups: list[Any]) -> float:
+    """The p-value bar of the parents' comparison (0 where the parent table is no table of
+    units, or the hypotheses were not counted)."""
+    if not ctx.units(parent):
+        return 0.0
+    return ctx.alpha("relationship", 0.0, rate=RATE) / comparisons(groups)
 
 
 def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
@@ -45,10 +81,26 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
         x = np.array([float(counts.get(k, 0)) for k in keys])
         groups = list(parent.raw[pcat])
     found = best_level(x, groups)
+    plain = found is not None and clear(found[4], found[3])
+    by_parents = False
+    if not plain:
+        # The parents compared as the units they are: each one's mean of its child rows.
+        levels = list(parent.raw[pcat])
+        keys = parent.raw[link.parent_column]
+        means = _per_parent(x, child.raw[link.column], keys) if num else x
+        bar = _parents_bar(ctx, link.parent, levels)
+        among = best_level(means, levels, bar, min_group=MIN_PARENTS) if bar else None
+        if among is not None and among[4] < bar and abs(among[3]) >= 0.3:
+            level, _, _, d, p = among
+            inside = np.array([g == level for g in groups]) & np.isfinite(x)
+            rest = np.array([g is not None and g != level for g in groups]) & np.isfinite(x)
+            found = (level, float(x[inside].mean()), float(x[rest].mean()), d, p)
+            by_parents = True
     if found is None:
         raise DataProblem(f"{h.note}: groups of {pcat} too small")
     level, ma, mb, d, p = found
-    if not clear(p, d):
+    test = "Welch t-test across the link" if plain else "Welch t-test of the parents' means"
+    if not (plain or by_parents):
         return Outcome(observation=f"{h.note} by {pcat}: no clear difference (p={p:.2g})")
     direction: Direction = "higher" if d > 0 else "lower"
     where = [ev.equals(pcat, level, "p")]
@@ -84,7 +136,7 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
             score=score_of(p),
             support=mirror(
                 {
-                    "test": "Welch t-test across the link",
+                    "test": test,
                     "link": h.note,
                     "p": p,
                     "cohen_d": d,

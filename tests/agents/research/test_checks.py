@@ -724,3 +724,131 @@ def test_the_step_up_bar_keeps_a_small_tables_effect_floor(tmp_path: Path) -> No
     found, m, said = _target(path)
     assert r < 0.3 and p <= step_up_bar([1e-9] * 5 + [p], m, 0.05)
     assert found == [], said
+
+
+def _answers(path: Path, n: int, seed: int, gap: float) -> Path:
+    """A survey of ``n`` respondents in four regions, answering yes/no/unsure to three
+    questions; ``q1``'s share of yes is ``gap`` higher in region 'north'."""
+    rng = np.random.default_rng(seed)
+    region = rng.choice(["north", "south", "east", "west"], size=n)
+    data: dict[str, list[object]] = {"region": list(region)}
+    for q in range(1, 4):
+        p_yes = 0.35 + (gap if q == 1 else 0.0) * (region == "north")
+        u = rng.random(n)
+        data[f"q{q}"] = [
+            "yes" if a < p else "unsure" if a < p + 0.15 else "no"
+            for a, p in zip(u, p_yes, strict=True)
+        ]
+    data["age"] = [float(v) for v in rng.normal(45, 12, n)]
+    return _columns(path, "respondents", data)
+
+
+@pytest.mark.parametrize("n", [400, 2000])
+def test_a_share_that_differs_by_region_is_told_with_its_region(tmp_path: Path, n: int) -> None:
+    path = _answers(tmp_path / "s.sqlite", n, seed=1, gap=0.25 if n < 1000 else 0.16)
+    found = [f for f in _found(path, "share") if len(f[0]) == 2]
+    assert found == [(["q1", "region"], ["q1=yes", "region=north"])]
+    db = Database(path)
+    ex = Explorer(db, survey(db))
+    (ins,) = [
+        i
+        for h in ex.initial()
+        if h.kind == "share" and len(h.columns) == 2
+        for i in ex.test(h).insights
+    ]
+    # The value is the share of yes among the north's respondents, as its SQL computes it.
+    rows = (
+        sqlite3.connect(path)
+        .execute("SELECT q1 FROM respondents WHERE region = 'north'")
+        .fetchall()
+    )
+    assert ins.value == pytest.approx(sum(r[0] == "yes" for r in rows) / len(rows))
+    assert ins.direction == "higher" and "north" in ins.statement
+
+
+def test_no_share_by_group_among_answers_of_noise(tmp_path: Path) -> None:
+    told = 0
+    for seed in range(10):
+        path = _answers(tmp_path / f"n{seed}.sqlite", 300, seed=seed, gap=0.0)
+        told += len([f for f in _found(path, "share") if len(f[0]) == 2])
+    assert told <= 1
+
+
+def test_a_share_by_group_is_matched_from_the_other_level_of_either_column() -> None:
+    from lemmata.agents.research.score import matches
+    from lemmata.agents.research.types import ChecklistItem, Insight
+
+    # "no is more common among the untreated" says "yes is more common among the treated".
+    told = Insight(
+        statement="x",
+        kind="share",
+        table="t",
+        columns=["improved", "arm"],
+        entities=["improved=no", "arm=control"],
+        direction="higher",
+        value=0.6,
+        evidence_sql="SELECT 0.6",
+        support={"other_level": "arm=treated", "other_answer": "improved=yes", "rest_share": 0.4},
+    )
+    item = ChecklistItem(
+        id="a",
+        kind="share",
+        table="t",
+        columns=["improved", "arm"],
+        entities=["improved=yes", "arm=treated"],
+        direction="higher",
+    )
+    assert matches(told, item)
+    assert not matches(told, item.model_copy(update={"direction": "lower"}))
+    lower = item.model_copy(
+        update={"entities": ["improved=yes", "arm=control"], "direction": "lower"}
+    )
+    assert matches(told, lower)
+
+
+def _households(path: Path, seed: int, effect: float, households: int = 300) -> Path:
+    """Respondents (one to three per household) whose hours are ``effect`` standard
+    deviations apart in urban households, which a parent table records."""
+    rng = np.random.default_rng(seed)
+    urban = (rng.random(households) < 0.5).astype(int)
+    con = sqlite3.connect(path)
+    con.execute(
+        'CREATE TABLE "households" ("household_id" INTEGER PRIMARY KEY, "urban" INTEGER, "size" INTEGER)'
+    )
+    con.executemany(
+        'INSERT INTO "households" VALUES (?, ?, ?)',
+        [(i + 1, int(urban[i]), int(rng.integers(1, 7))) for i in range(households)],
+    )
+    con.execute(
+        'CREATE TABLE "respondents" ("respondent_id" INTEGER PRIMARY KEY, '
+        '"household_id" INTEGER REFERENCES "households"("household_id"), "hours" REAL, "age" REAL)'
+    )
+    rows, rid = [], 1
+    for h in range(households):
+        for _ in range(int(rng.integers(1, 4))):
+            rows.append(
+                (
+                    rid,
+                    h + 1,
+                    float(38 + 8 * (rng.normal() + effect * urban[h])),
+                    float(rng.normal(45, 12)),
+                )
+            )
+            rid += 1
+    con.executemany('INSERT INTO "respondents" VALUES (?, ?, ?, ?)', rows)
+    con.commit()
+    con.close()
+    return path
+
+
+def test_a_difference_across_a_key_is_tested_among_the_parents(tmp_path: Path) -> None:
+    # Half a standard deviation among 200 households' respondents falls short of the child
+    # rows' fixed bar (p < 1e-6); the households compared as units clear theirs.
+    path = _households(tmp_path / "h.sqlite", seed=4, effect=0.5, households=200)
+    found = _found(path, "relationship")
+    assert (["hours", "urban"], ["urban=1"]) in found or (["hours", "urban"], ["urban=0"]) in found
+    told = 0
+    for seed in range(6):
+        path = _households(tmp_path / f"n{seed}.sqlite", seed=seed, effect=0.0)
+        told += len(_found(path, "relationship"))
+    assert told <= 1
