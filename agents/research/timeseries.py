@@ -37,6 +37,7 @@ from datetime import date
 from typing import Any
 
 __all__ = [
+    "AUTOCORRELATED",
     "Changes",
     "MAX_SEGMENT_PERIODS",
     "Segment",
@@ -44,6 +45,7 @@ __all__ = [
     "Turn",
     "changes",
     "differenced_r",
+    "effective_share",
     "period_key",
     "period_start",
     "season_of",
@@ -54,6 +56,27 @@ __all__ = [
 ]
 
 PERIODS = ("day", "week", "month", "quarter", "year")
+
+#: Whether the tests of a series' trend and changes allow for autocorrelated noise and for a
+#: random walk: a trend must clear Mann-Kendall on an effective sample size (the line's
+#: residuals' lag-1 autocorrelation) or a drift test on the period-to-period changes, and each
+#: change's F-test (and a single step's Welch test) is taken on the effective sample size of
+#: its own model's residuals (a random walk cut into levels leaves little autocorrelation; cut
+#: once, it leaves much). Off: measured on (off), with the local outlier test in both,
+#: research_series development seeds 0-19 recall 0.729 (0.750), null false discoveries 3.6
+#: (6.45) a table; but real data (c) 0.920 (0.960), (d) 0.721 (0.791): the changes of
+#: us_employment and elec_equip and the trends of AAPL and interest_inflation are lost.
+AUTOCORRELATED = False
+
+
+def effective_share(resid: Any) -> float:
+    """The share of the sample that autocorrelated residuals are worth, ``(1 - phi) / (1 +
+    phi)`` for their lag-1 autocorrelation ``phi`` (clipped to 0-0.9); 1 when
+    ``AUTOCORRELATED`` is off."""
+    if not AUTOCORRELATED:
+        return 1.0
+    phi = _lag1(resid)
+    return (1 - phi) / (1 + phi)
 
 
 def period_key(day: float, period: str) -> int:
@@ -143,7 +166,31 @@ def trend(t: Any, y: Any, season_of: Any | None = None) -> Trend:
     r = np.corrcoef(t, y)[0, 1] if np.ptp(y) > 0 else 0.0
     tau = 0.0 if math.isnan(tau) else float(tau)
     p = 1.0 if math.isnan(p) else float(p)
+    if AUTOCORRELATED and len(y) >= 6 and p < 1.0:
+        p = _robust_trend_p(t, y, tau, p)
     return Trend(slope=slope, tau=tau, p=p, r2=float(r * r), seasonal=seasonal, values=y)
+
+
+def _robust_trend_p(t: Any, y: Any, tau: float, p: float) -> float:
+    """The p-value of a trend that autocorrelated noise or a random walk does not explain:
+    Mann-Kendall on the effective sample size of the line's residuals, or a drift (the mean
+    period-to-period change against its spread, in the trend's direction), whichever is
+    stronger, Bonferroni over the two."""
+    import numpy as np
+    from scipy import stats
+
+    order = np.argsort(t, kind="stable")
+    t, y = t[order], y[order]
+    resid = y - np.polyval(np.polyfit(t, y, 1), t)
+    z = float(stats.norm.isf(p / 2)) * math.sqrt(effective_share(resid))
+    corrected = float(2 * stats.norm.sf(z))
+    steps = np.diff(y)
+    drift = 1.0
+    if len(steps) >= 5 and steps.std(ddof=1) > 0:
+        td = float(steps.mean() / (steps.std(ddof=1) / math.sqrt(len(steps))))
+        if td * tau > 0:
+            drift = float(2 * stats.t.sf(abs(td), len(steps) - 1))
+    return min(1.0, 2 * min(corrected, drift))
 
 
 def step(y: Any, margin: int = 3) -> tuple[float, int] | None:
@@ -238,7 +285,12 @@ def segment(t: Any, y: Any, margin: int = 3, shortest: int = 2) -> Segment | Non
     gain = np.where(ok, sum_r**2 / np.where(ok, norm, 1.0), -1.0)
     best = int(np.argmax(gain))
     sse = max(line_sse - float(gain[best]), 0.0)
-    f = float(gain[best]) / (sse / (n - 3)) if sse > 0 else math.inf
+    # The residuals of the line with the stretch: their autocorrelation shrinks the sample.
+    inside_best = (np.arange(n) >= i[best]) & (np.arange(n) < j[best])
+    z = inside_best - q @ (q.T @ inside_best.astype(float))
+    left = r - float(sum_r[best] / norm[best]) * z
+    dof = max(n * effective_share(left) - 3, 1.0)
+    f = float(gain[best]) / (sse / dof) if sse > 0 else math.inf
     # A step that never comes back, on the same line: a stretch that runs to the end.
     ends = np.arange(margin, n - margin + 1)
     sum_e = cr[n] - cr[ends]
@@ -250,7 +302,7 @@ def segment(t: Any, y: Any, margin: int = 3, shortest: int = 2) -> Segment | Non
         start=int(i[best]),
         end=int(j[best]),
         shift=float(sum_r[best] / norm[best]),
-        p=float(stats.f.sf(f, 1, n - 3)) if math.isfinite(f) else 0.0,
+        p=float(stats.f.sf(f, 1, dof)) if math.isfinite(f) else 0.0,
         sse=sse,
         line_sse=line_sse,
         curve_sse=curve_sse,
@@ -344,7 +396,9 @@ def turn(t: Any, y: Any, margin: int = 3, shortest: int = 2) -> Turn | None:
     curve = np.polyfit(u, yc, 2)
     curve_sse = float(np.sum((yc - np.polyval(curve, u)) ** 2))
     gain = max(line_sse - sse, 0.0)
-    f = (gain / 2) / (sse / (n - 4)) if sse > 0 else math.inf
+    fitted = x[best] @ beta[best]
+    dof = max(n * effective_share(yc - fitted) - 4, 1.0)
+    f = (gain / 2) / (sse / dof) if sse > 0 else math.inf
     start, end = ends[k]
     return Turn(
         start=start,
@@ -353,7 +407,7 @@ def turn(t: Any, y: Any, margin: int = 3, shortest: int = 2) -> Turn | None:
         change=float(moves[k]),
         before=float(slopes[k - 1]) if k > 0 else math.nan,
         after=float(slopes[k + 1]) if k < 2 else math.nan,
-        p=float(stats.f.sf(f, 2, n - 4)) if math.isfinite(f) else 0.0,
+        p=float(stats.f.sf(f, 2, dof)) if math.isfinite(f) else 0.0,
         sse=sse,
         line_sse=line_sse,
         curve_sse=curve_sse,
@@ -480,6 +534,15 @@ def changes(
     for i, (split, gain, _stretch, tried) in enumerate(found):
         splits = [s for s, *_ in found[: i + 1]]
         left = _levels_sse(y, splits)
+        if AUTOCORRELATED:
+            # Each split is judged on the noise its own model leaves: a random walk cut into
+            # many levels leaves little autocorrelation, cut once it leaves much.
+            edges_i = [0, *sorted(splits), n]
+            own = np.concatenate(
+                [y[a:b] - y[a:b].mean() for a, b in zip(edges_i, edges_i[1:], strict=False)]
+            )
+            phi_i = max(phi, _lag1(own))
+            eff = (1 - phi_i) / (1 + phi_i)
         dof = n * eff - (2 * len(splits) + 1)
         if dof < 2 or left <= 0:
             p = 0.0 if left <= 0 else 1.0

@@ -341,8 +341,16 @@ def check_change(ctx: CheckContext, h: Hypothesis) -> Outcome:
     before, after = x[months < fit["split_month"]], x[months >= fit["split_month"]]
     if min(len(before), len(after)) < (5 if fit["period"] != "month" else 10):
         raise DataProblem(f"{h.table}.{num}: change too close to an end")
-    _, p = stats.ttest_ind(before, after, equal_var=False)
+    t_stat, p = stats.ttest_ind(before, after, equal_var=False)
     p = float(p)
+    if series and ts.AUTOCORRELATED:
+        # One row a period: the step's residuals, in time order, say what the sample is worth.
+        import numpy as np
+
+        y, k = fit["values"], int(np.searchsorted(fit["t"], fit["split_month"]))
+        share = ts.effective_share(np.r_[y[:k] - y[:k].mean(), y[k:] - y[k:].mean()])
+        dof = max(len(y) * share - 2, 1.0)
+        p = float(2 * stats.t.sf(abs(float(t_stat)) * math.sqrt(share), dof))
     sd = float(x.std()) or 1e-12
     diff = float(after.mean() - before.mean())
     splits = max(1, fit["months"] - 5)

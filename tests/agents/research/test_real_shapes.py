@@ -227,3 +227,48 @@ def test_a_medium_difference_among_seventy_units_is_told(tmp_path: Path) -> None
         [(["censors=1"], "higher")],
         [(["censors=0"], "lower")],
     )
+
+
+def _output(seed: int, years: int, strike: int | None) -> dict[str, list[object]]:
+    """A growing annual output series (a trend against AR(1) noise), with one strike year
+    far below its neighbours when ``strike`` is given."""
+    rng = np.random.default_rng(seed)
+    noise = np.zeros(years)
+    for i in range(1, years):
+        noise[i] = 0.5 * noise[i - 1] + rng.normal(0, 1)
+    output = 100 + 2.0 * np.arange(years) + 3 * noise
+    if strike is not None:
+        output[strike] -= 30
+    return {
+        "year": list(range(1950, 1950 + years)),
+        "output": [round(float(v), 1) for v in output],
+    }
+
+
+def test_a_strike_year_in_a_short_growing_series_is_told_against_its_neighbours(
+    tmp_path: Path,
+) -> None:
+    # Thirty years: too few rows for the pooled robust z (50), and the trend spreads the
+    # pooled values so that the strike year is not far from their median anyway.
+    path = _table(tmp_path / "output.sqlite", "production", _output(4, 30, strike=14))
+    found = _insights(path, "outlier")
+    assert [(i.entities, i.direction) for i in found] == [(["year=1964"], "lower")]
+    assert "neighbours" in found[0].statement
+
+
+def test_a_growing_series_without_a_strike_and_a_seasonal_one_have_no_outlier(
+    tmp_path: Path,
+) -> None:
+    path = _table(tmp_path / "calm.sqlite", "production", _output(4, 30, strike=None))
+    assert _insights(path, "outlier") == []
+    # Five years of months with a strong December: every December is the season, not an
+    # outlier.
+    rng = np.random.default_rng(2)
+    months = [f"{1990 + i // 12}-{i % 12 + 1:02d}" for i in range(60)]
+    sales = [200 + 0.5 * i + (60 if i % 12 == 11 else 0) + rng.normal(0, 4) for i in range(60)]
+    path = _table(
+        tmp_path / "retail.sqlite",
+        "retail",
+        {"month": months, "sales": [round(v, 1) for v in sales]},
+    )
+    assert _insights(path, "outlier") == []

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lemmata.agents.research import timeseries as ts
 from lemmata.agents.research.explore import Explorer
 from lemmata.agents.research.profile import survey
 from lemmata.agents.research.timeseries import turn
@@ -135,3 +136,19 @@ def test_no_level_shift_in_autocorrelated_noise_or_a_smooth_curve(
             path = _monthly(tmp_path / f"{name}{seed}.db", y)
             found += [i.statement for i in _several(monkeypatch, path)]
     assert found == []
+
+
+def test_with_autocorrelation_allowed_for_a_random_walk_is_no_trend_and_a_line_still_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The switch is off by default (it costs real-data changes, see its comment); on, the
+    # Mann-Kendall p of a wandering series is taken on its effective sample size.
+    rng = np.random.default_rng(5)
+    t = np.arange(60.0)
+    walks = [np.cumsum(rng.normal(size=60)) for _ in range(40)]
+    line = 0.08 * t + rng.normal(size=60)
+    naive = [ts.trend(t, w).p < 1e-3 for w in walks]
+    monkeypatch.setattr(ts, "AUTOCORRELATED", True)
+    robust = [ts.trend(t, w).p < 1e-3 for w in walks]
+    assert sum(naive) >= 15 and sum(robust) <= 4
+    assert ts.trend(t, line).p < 1e-6
