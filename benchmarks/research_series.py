@@ -122,10 +122,10 @@ def _run(g: SeriesTable, out: Path, budget_turns: int) -> tuple[Any, set[str]]:
 
 #: Words of the observations each kind's check records when a hypothesis fails.
 _SAYS = {
-    "trend": ("trend",),
-    "change": ("change", "step"),
-    "outlier": ("extreme", "too few"),
-    "correlation": ("correlat", "follow"),
+    "trend": ("trend", "too few months"),
+    "change": ("step change", "too few months", "too close"),
+    "outlier": ("extreme", "too few values"),
+    "correlation": ("correlat", "too few pairs", "follow time"),
 }
 
 
