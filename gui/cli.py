@@ -220,19 +220,40 @@ def _train_icons(
     sets: Annotated[
         str | None, typer.Option("--sets", help="Sets to use (default: all known).")
     ] = None,
+    start: Annotated[
+        Path | None,
+        typer.Option(
+            "--start",
+            help="Weights to train on from (e.g. the shipped encoder), instead of from scratch.",
+        ),
+    ] = None,
+    toolbar_share: Annotated[
+        float,
+        typer.Option(
+            "--toolbar-share",
+            help="Share of views drawn as a real toolbar shows a glyph (small, on a plate, off "
+            "centre), 0 to 1.",
+        ),
+    ] = 0.0,
+    lr: Annotated[float, typer.Option("--lr", help="Learning rate.")] = 2e-3,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
     """Build the icon library (npm and PyPI sets) and train the icon encoder on 2 CPU threads."""
     from lemmata.embeddings import get_embedder
     from lemmata.errors import UsageError
     from lemmata.gui.icon_library import HELD_OUT, SETS
-    from lemmata.gui.icon_model import TrainConfig
+    from lemmata.gui.icon_model import TrainConfig, load_encoder
     from lemmata.gui.icon_train import train_icons
 
     if steps < 1:
         raise UsageError(f"--steps must be at least 1, not {steps}")
     if not time_limit > 0:
         raise UsageError(f"--time-limit must be a positive number of minutes, not {time_limit}")
+    if not 0.0 <= toolbar_share <= 1.0:
+        raise UsageError(f"--toolbar-share must lie in [0, 1] (it is a share), not {toolbar_share}")
+    if not 0.0 < lr < 1.0:
+        raise UsageError(f"--lr must lie in (0, 1), not {lr}")
+    start_encoder = load_encoder(start) if start is not None else None  # refused if unreadable
     chosen = tuple(_names(sets)) if sets else tuple(SETS)
     kept_out = tuple(_names(held_out)) if held_out is not None else HELD_OUT
     unknown = sorted(set(chosen + kept_out) - set(SETS))
@@ -246,8 +267,15 @@ def _train_icons(
         embedder=get_embedder(settings),
         sets=chosen,
         held_out=kept_out,
-        config=TrainConfig(steps=steps, time_limit_s=time_limit * 60, checkpoint=checkpoint),
+        config=TrainConfig(
+            steps=steps,
+            time_limit_s=time_limit * 60,
+            checkpoint=checkpoint,
+            toolbar_share=toolbar_share,
+            lr=lr,
+        ),
         progress=lambda m: err.print(m, markup=False),
+        start=start_encoder,
     )
     if as_json:
         typer.echo(json.dumps(report))
