@@ -21,9 +21,9 @@ extraction miss rather than a ranking one). ``--json`` prints one JSON object in
 
 Settings chosen with one conversation left out (on by default; ``--no-tune`` skips it): the
 retriever's settings in :data:`VARIANTS` (channel weights, the fusion constant, the seeds,
-the speaker preference and its addition for list questions, the entity walk's weight and
-constants, the type-aware expansion's weight, source (WordNet's types, the concepts'
-embeddings, or both) and constants) are varied one at a time around the shipped defaults;
+the speaker preference and its addition for list questions, the person channel's weight,
+the entity walk's weight and constants, the type-aware expansion's weight, source (WordNet's
+types, the concepts' embeddings, or both) and constants) are varied one at a time around the shipped defaults;
 for each conversation left out, the variants that beat the defaults on the other
 conversations are combined, and the best of defaults, single changes and the combination
 *on the other conversations* is scored on the one left out. Printed: recall@5/10/20 and recall@10 by
@@ -141,6 +141,13 @@ VARIANTS: list[dict[str, Any]] = [
     {"kinds": 0.25, "kinds_source": "both"},
     {"kinds": 0.5, "kinds_subject": False},
     {"kinds": 0.5, "kinds_min_similarity": 0.45},
+    # the person channel (what the one named person said, nearest the question's focus) is
+    # off by default; tried switched on, and on "when" questions too
+    {"person": 0.4},
+    {"person": 0.6},
+    {"person": 1.0},
+    {"person": 0.6, "person_depth": 120},
+    {"person": 0.6, "person_when": True},
 ]
 GRAPH_CHANNELS = ("graph", "spread")
 

@@ -54,6 +54,7 @@ __all__ = [
     "drop_concepts",
     "head_phrase",
     "instances",
+    "question_focus",
     "rank_items",
     "type_senses",
     "typed_instances",
@@ -132,6 +133,29 @@ def head_phrase(question: str) -> str | None:
     if re.fullmatch(_AUX, words[0], re.IGNORECASE):
         return None
     return " ".join(words)
+
+
+# words of a question's frame, not of what it asks about
+# fmt: off
+_FRAME = frozenset([
+    "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "does", "do", "did",
+    "has", "have", "had", "is", "are", "was", "were", "can", "could", "would", "will", "should",
+    "might", "may", "the", "a", "an", "of", "her", "his", "their", "its", "both", "and", "s",
+])
+# fmt: on
+
+
+def question_focus(question: str, people: Sequence[str] = ()) -> str:
+    """What a question about ``people`` asks about: its words without the people's names and
+    the question's frame ("What activities has Melanie done with her family?" ->
+    "activities done with family").
+
+    >>> question_focus("What is Caroline's relationship status?", ["Caroline"])
+    'relationship status'
+    """
+    drop = {p.lower() for p in people}
+    words = re.findall(r"[\w+&-]+", question)
+    return " ".join(w for w in words if w.lower() not in drop and w.lower() not in _FRAME)
 
 
 def concept_space(space: tuple[str, str]) -> tuple[str, str]:

@@ -12,7 +12,7 @@ import pytest
 from lemmata.embeddings import Embedder
 from lemmata.errors import ConfigError
 from lemmata.memory import Memory
-from lemmata.memory.kinds import ConceptVectors, concept_space, head_phrase
+from lemmata.memory.kinds import ConceptVectors, concept_space, head_phrase, question_focus
 from lemmata.memory.retrieve import DEFAULT_WEIGHTS, RetrievalConfig
 
 KINDS = RetrievalConfig(weights={**DEFAULT_WEIGHTS, "kinds": 0.5})  # off by default
@@ -74,6 +74,25 @@ def _band_memory(tmp_path: Path, embedder: Embedder) -> tuple[Memory, dict[str, 
 
 def _rank(items: tuple, episode: str) -> int:
     return next((n for n, i in enumerate(items) if episode in i.provenance), len(items))
+
+
+@pytest.mark.parametrize(
+    ("question", "people", "focus"),
+    [
+        ("What is Caroline's relationship status?", ["Caroline"], "relationship status"),
+        (
+            "What activities has Melanie done with her family?",
+            ["Melanie"],
+            "activities done with family",
+        ),
+        ("what books has TIM read?", ["Tim"], "books read"),
+        ("Who is Caroline?", ["Caroline"], ""),
+    ],
+)
+def test_the_focus_of_a_question_about_a_person(
+    question: str, people: list[str], focus: str
+) -> None:
+    assert question_focus(question, people) == focus
 
 
 def test_the_instances_of_the_asked_type_are_found(tmp_path: Path, embedder: Embedder) -> None:

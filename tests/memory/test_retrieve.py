@@ -1,5 +1,6 @@
-"""The retriever's speaker preference for list questions (``list_speaker_boost``) and its
-learned reranker (``reranker``)."""
+"""The retriever's speaker preference for list questions (``list_speaker_boost``), its
+``person`` channel (what the one person a question names said, nearest the question's focus)
+and its learned reranker (``reranker``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from lemmata.embeddings import Embedder
 from lemmata.errors import ConfigError
 from lemmata.memory import Memory
 from lemmata.memory.rerank import Reranker, default_reranker
-from lemmata.memory.retrieve import RetrievalConfig
+from lemmata.memory.retrieve import DEFAULT_WEIGHTS, RetrievalConfig
 
 LIST_QUESTION = "What hobbies does Melanie have?"
 OPEN_QUESTION = "Does Melanie have hobbies?"
@@ -70,6 +71,75 @@ def test_speaker_boosts_are_checked() -> None:
         RetrievalConfig(list_speaker_boost=-0.5)
     with pytest.raises(ConfigError, match="speaker_boost"):
         RetrievalConfig(speaker_boost=-1.0)
+
+
+STATUS_QUESTION = "What is Caroline's relationship status?"
+
+
+def _status_memory(tmp_path: Path, embedder: Embedder) -> tuple[Memory, str, str, set[str]]:
+    """Caroline's one turn about being single, under forty turns that name her and ask about
+    the status of things, so that the whole question's embedding finds those first."""
+    mem = Memory(tmp_path / "m", user="u", embedder=embedder)
+    own = mem.add_episode(
+        "I'm adopting a kid next year. It'll be tough as a single parent, but I'm ready.",
+        speaker="Caroline",
+    )
+    other = mem.add_episode("Being a single parent is tough, my sister says.", speaker="Melanie")
+    hers = {own}
+    for what in (
+        "pottery class", "new car", "garden", "painting", "bike ride", "concert", "book club",
+        "camping trip", "museum visit", "beach day", "yoga", "piano lessons", "job search",
+        "flat hunt", "road trip", "cooking course", "choir", "volunteering", "tax return",
+        "dentist visit",
+    ):  # fmt: skip
+        mem.add_episode(
+            f"Caroline, what is the status of your {what}? Tell me about it, Caroline.",
+            speaker="Melanie",
+        )
+        hers.add(
+            mem.add_episode(
+                f"The {what} went well, Melanie, thanks for asking about it.", speaker="Caroline"
+            )
+        )
+    mem.consolidate()
+    return mem, own, other, hers
+
+
+def _with_person(weight: float, *, person_when: bool = False) -> RetrievalConfig:
+    return RetrievalConfig(
+        weights={**DEFAULT_WEIGHTS, "person": weight}, depth=5, person_when=person_when
+    )
+
+
+def test_the_person_channel_reaches_what_the_named_person_said_about_the_focus(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    mem, own, other, hers = _status_memory(tmp_path, embedder)
+    mem.retrieval = _with_person(0.0)
+    without = mem.retrieve(STATUS_QUESTION, k=10).items
+    assert own not in {e for i in without for e in i.provenance}
+    mem.retrieval = _with_person(2.0)
+    found = mem.retrieve(STATUS_QUESTION, k=10).items
+    assert own in {e for i in found for e in i.provenance}, [i.text for i in found]
+    # the channel draws only on Caroline's own turns: Melanie's "single parent" is not in it
+    drawn = [i for i in mem.retrieve(STATUS_QUESTION, k=30).items if "person" in i.channels]
+    assert drawn and all(set(i.provenance) <= hers for i in drawn)
+    assert other not in {e for i in drawn for e in i.provenance}
+    # a question that names both people, or a "when" question, does not use it
+    for question in (
+        "What is Caroline's and Melanie's relationship status?",
+        "When did Caroline talk about her relationship status?",
+    ):
+        assert not any("person" in i.channels for i in mem.retrieve(question, k=30).items)
+    mem.retrieval = _with_person(2.0, person_when=True)
+    when = mem.retrieve("When did Caroline talk about her relationship status?", k=30).items
+    assert any("person" in i.channels for i in when)
+    mem.close()
+
+
+def test_person_depth_is_checked() -> None:
+    with pytest.raises(ConfigError, match="person_depth"):
+        RetrievalConfig(person_depth=0)
 
 
 def test_a_reranker_reorders_the_best_candidates(tmp_path: Path, embedder: Embedder) -> None:
