@@ -260,7 +260,8 @@ _FOREIGN_KEEP = re.compile(
     r"em algum lugar|para mim|por favor|bitte|s'il te plaît)\s*,?\s*)*"
     r"(?:que\b|qu'|dass\b|das\b)\s*(?P<rest>.+?)"
     # a thanks or a tag question after the fact: ", merci.", ", tá?", ", ¿vale?"
-    r"(?:\s*,\s*¿?(?:merci|thanks|gracias|obrigad[oa]|danke|tá|ok|vale|né|d'accord|por favor|bitte|"
+    r"(?:\s*,\s*¿?(?:merci|thanks|gracias|obrigad[oa]|danke|tá|ok|vale|né|d'accord|por favor|porfa|"
+    r"pf|svp|stp|bitte|"
     r"s'il te plaît)\b[.!?]*)?\s*[.!]*\s*$",
     re.I,
 )

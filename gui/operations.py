@@ -348,7 +348,8 @@ def _clauses(sentence: str) -> str:
 # "tape 'bonjour' dans le champ ...", "digite 'oi' no campo ...", "gib 'max' in das Feld ... ein"
 _FOREIGN_TYPE = (
     r"escribe|escriba|introduce|introduzca|teclea|tape|tapez|saisis|saisissez|écris|écrivez|entre|"
-    r"entrez|digite|digita|escreva|escreve|insira|gib|geben\s+sie|schreib|schreibe|trag|trage"
+    r"entrez|digite|digita|escreva|escreve|insira|gib|geben\s+sie|schreib|schreibe|trag|trage|"
+    r"ingresa|ingrese|rellena|coloca|coloque|mets|mettez|insère|insérez"
 )
 # an article of those languages before the field's name (the grounder reads English ones)
 _FOREIGN_ARTICLE = re.compile(r"^(?:el|la|los|las|le|les|l'|der|die|das|den|dem|o|os|as)\s+", re.I)
@@ -391,7 +392,9 @@ def _typed(instruction: str) -> dict[str, Any] | None:
     elif re.match(r"(?:my|our|the|your)\s+\S+\s+\S", typed, re.I):
         typed = typed.split()[-1]  # "my gift card number GC-7781"
     return {
-        "instruction": re.sub(r"^(?:the|my|our)\s+", "", m["target"].strip(), flags=re.I),
+        "instruction": re.sub(
+            r"^(?:the|my|our)\s+", "", _FIELD_END.sub("", m["target"]).strip(), flags=re.I
+        ),
         "action": "type",
         "text": typed.strip("'\""),
     }
@@ -429,6 +432,20 @@ _TYPING = (
         rf"(?:{_ANY_QUOTE}|(?P<bare>.+?))\s*[.!]*$",
         re.I | re.S,
     ),
+    # a field set to a value: "set the nickname field to Bobby" (the field named by its noun)
+    re.compile(
+        rf"{_CLAUSE_START}(?:set|change|update|fill)\s+(?P<field>.+?\b(?:field|box|input|textbox|"
+        r"text\s+box|bar|area)s?)\s+(?:to|with)\s*:?\s+"
+        rf"(?:{_ANY_QUOTE}|(?P<bare>.+?))\s*[.!]*$",
+        re.I | re.S,
+    ),
+)
+# what ends a field's name: a second action ("... in the coupon box and press Apply"), German's
+# separable prefix after it ("Geben Sie 42 in das Feld Alter ein")
+_FIELD_END = re.compile(
+    r"\s*(?:,\s*)?\b(?:and|then|und|et|y|e)\s+(?:then\s+)?(?:press|click|hit|tap|submit|select|choose|"
+    r"send|drück|klick|appuie|clique|pulsa|haz|aperte|clica)\b.*$|\s+ein\s*[.!]*$",
+    re.I | re.S,
 )
 
 
@@ -441,7 +458,7 @@ def _typing(instruction: str) -> dict[str, Any] | None:
         if not m:
             continue
         value = next((m[f"q{i}"] for i in range(1, 8) if m[f"q{i}"]), None) or m["bare"]
-        field = _FOREIGN_ARTICLE.sub("", _tidy(m["field"].strip(" ,.;:")))
+        field = _FOREIGN_ARTICLE.sub("", _tidy(_FIELD_END.sub("", m["field"]).strip(" ,.;:")))
         if not value or not field or len(field.split()) > 8:
             continue
         return {"instruction": field, "action": "type", "text": value.strip()}

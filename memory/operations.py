@@ -201,7 +201,10 @@ _FORGET = re.compile(
     r"(?=.*\b(?:from|in)\s+(?:your\s+|my\s+|the\s+)?memory\b|"
     r".*\b(?:note|notes|fact|facts|episode|memory|memories)\b|.*\b(?:ep|fact|proc|item)_[0-9a-f]{8}|"
     r".*\b(?:you know|you (?:stored|saved|have|remember|kept)|i (?:said|told you))\b|"
-    r"\s+(?:anything|everything|whatever)\s+(?:about|mentioning|on|regarding|you)\b)|"
+    r"\s+(?:anything|everything|whatever)\s+(?:about|mentioning|on|regarding|you)\b|"
+    # "delete the stuff about the Berlin trip": what names a note's matter, then its topic
+    r"\s+(?:the\s+|that\s+|all\s+the\s+)?(?:stuff|things?|bits?|info(?:rmation)?|details)\s+"
+    r"(?:about|on|regarding|concerning)\b)|"
     rf"i\s+(?:don'?t|do not)\s+want\s+you\s+to\s+remember|{_STOP_KEEP})"
     r"\s*[:,-]?\s*(?P<text>.+?)\s*$",
     re.I | re.S,
@@ -257,6 +260,8 @@ def cue_words(text: str) -> str:
     # the abbreviations of a typed request: "rmbr 4 me: ..."
     text = re.sub(r"\b(?:rmbr|rmber|rmb)\s+4\s+me\b", "remember for me", text, flags=re.I)
     text = re.sub(r"\b(?:rmbr|rmber|rmb)\b", "remember", text, flags=re.I)
+    # "can u remember", "could u forget": chat's "u" after an asking verb is "you"
+    text = re.sub(r"\b(can|could|would|will|do|did|pls)\s+u\b", r"\1 you", text, flags=re.I)
     return re.sub(r"[A-Za-z]+", fix, text)
 
 

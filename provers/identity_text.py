@@ -593,7 +593,9 @@ _GIVING = re.compile(
     r"ist\s+gleich|sind\s+gleich|ergibt|ergeben|geben|gibt|liefert|ist|sind|gleich|"
     r"est\s+égale?\s+à|sont\s+égales?\s+à|vaut|valent|donne|donnent|fait|font|est|sont|"
     r"es\s+igual\s+a|son\s+iguales\s+a|resulta\s+en|da|dan|vale|es|son|"
-    r"é\s+igual\s+a|são\s+iguais\s+a|resulta\s+em|dá|dão|é|são)\b"
+    r"é\s+igual\s+a|são\s+iguais\s+a|resulta\s+em|dá|dão|é|são|"
+    # the value one gets: "se obtiene", "on obtient", "obtém-se", "erhält man", "we get"
+    r"se\s+obtiene|on\s+obtient|obtém-se|se\s+obtém|erhält\s+man|(?:we|one)\s+gets?)\b"
     r"(?:\s+(?:exactly|precisely|just|genau|exakt|exactement|exactamente|exatamente|"
     r"justement|precisamente))?",
     re.I,
@@ -614,6 +616,12 @@ _SPOKEN_OPS = (
     (r"\s+(?:minus|moins|menos)\s+", " - "),
     (r"\s+(?:squared|au\s+carré|al\s+cuadrado|ao\s+quadrado|zum\s+quadrat|hoch\s+2)\b", "^2"),
     (r"\s+(?:cubed|au\s+cube|al\s+cubo|ao\s+cubo|hoch\s+3)\b", "^3"),
+)
+# a sum word right before the range, its variable the summand: "Summe aller k von 1 bis n",
+# "a soma de k de 1 até n", "the sum of all k from 1 to n"
+_SUM_OF_VARIABLE = re.compile(
+    r"\b(?:sum|summe|somme|suma|soma)\s+(?:(?:of|aller|der|des|de|dos|das|del|von|all|the)\s+){0,2}$",
+    re.I,
 )
 _MATH_RUN = re.compile(r"[\w^*/+\-().,!\s]+")
 
@@ -672,6 +680,8 @@ def _by_range(text: str, n_min: int) -> str | None:
         for verb in _GIVING.finditer(rest):
             rhs = _math_prefix(rest[verb.end() :].strip())
             summand = _summand_before(rest[: verb.start()], k)
+            if summand is None and _SUM_OF_VARIABLE.search(text[: rng.start()]):
+                summand = k  # "die Summe aller k von 1 bis n": the variable is the summand
             if not rhs or summand is None:
                 continue
             statement = _checked(summand, k, lo.strip(), hi.strip(), rhs, n_min)

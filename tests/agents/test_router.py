@@ -1490,3 +1490,67 @@ def test_a_foreign_question_asked_after_its_first_clause_goes_to_memory(router, 
 )
 def test_asking_to_change_something_in_the_world_is_not_memory(router, text) -> None:
     assert router.route(text).operation is None
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # the summand is the range's own variable: "the sum of all k from 1 to n"
+        (
+            "Beweise: Die Summe aller k von 1 bis n ist n(n+1)/2.",
+            "provers_prove",
+            {"statement": "Sum(k, (k, 1, n)) = n*(n+1)/2"},
+        ),
+        (
+            "Mostre que a soma de k de 1 até n é igual a n(n+1)/2",
+            "provers_prove",
+            {"statement": "Sum(k, (k, 1, n)) = n*(n+1)/2"},
+        ),
+        # the value one gets: "se obtiene"
+        (
+            "Demuestra que sumando 2^k desde k=0 hasta n se obtiene 2^(n+1)-1",
+            "provers_prove",
+            {"statement": "Sum(2**k, (k, 0, n)) = 2**(n+1)-1"},
+        ),
+        # a field set to a value; a field's name ends before a second action or "ein"
+        (
+            "In profile.html, set the nickname field to Bobby",
+            "gui_act",
+            {"instruction": "the nickname field", "action": "type", "text": "Bobby"},
+        ),
+        (
+            "checkout.html — put DISCOUNT10 in the coupon code box and press Apply",
+            "gui_act",
+            {"instruction": "coupon code box", "action": "type", "text": "DISCOUNT10"},
+        ),
+        (
+            "Geben Sie 42 in das Feld Alter auf form.html ein",
+            "gui_act",
+            {"instruction": "Feld Alter", "action": "type", "text": "42"},
+        ),
+        (
+            "Ingresa 12345 en el campo código en pago.html",
+            "gui_act",
+            {"instruction": "campo código", "action": "type", "text": "12345"},
+        ),
+        # "the stuff about X" names a note's matter; chat's "u"; a foreign "porfa"
+        (
+            "can you delete the stuff about the Berlin trip? plans changed",
+            "memory_forget",
+            {"about": "the Berlin trip"},
+        ),
+        ("could u forget my old address pls", "memory_forget", {"about": "my old address"}),
+        (
+            "hey can u remember my locker is 214 thx",
+            "memory_remember",
+            {"text": "my locker is 214"},
+        ),
+        (
+            "Guarda que el cumpleaños de mi madre es el 4 de julio, porfa.",
+            "memory_remember",
+            {"text": "el cumpleaños de mi madre es el 4 de julio"},
+        ),
+    ],
+)
+def test_more_forms_of_the_same_request_classes(router, text, operation, args) -> None:
+    _assert_routed(router, text, operation, args)
