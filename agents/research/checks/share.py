@@ -13,18 +13,22 @@ told.
 
 A share that differs by group (the share answering ``yes`` higher in one region, the share
 improved higher in one arm of a trial) is a hypothesis about two categorical columns of one
-table (:func:`check_by_group`): their contingency table, tested by the chi-square test of independence (a test of the one cell told, times the
-cells that could have been told, found less on development studies: 0.29 against 0.35 of the
-shares) and told by the cell whose share stands furthest above the rest's (the largest
-adjusted residual), when its share differs from the other rows' by ``MIN_GAP`` or more and by
-Cohen's h of ``MIN_H`` or more. The bar is the Benjamini-Hochberg step-up bar over the database's
-by-group share hypotheses, ranked among the table's, at ``BY_GROUP_RATE`` in a small table or
-a table of units (a trial's patients, a survey's respondents: rows that are independent),
-and a fixed p < 1e-6 elsewhere (events of one parent are not independent)."""
+table (:func:`check_by_group`): their contingency table, tested by the chi-square test of
+independence (a test of the one cell told, times the cells that could have been told, found
+less on development studies: 0.29 against 0.35 of the shares) and told by the cell whose
+share stands furthest above the rest's (the largest adjusted residual), when its share differs
+from the other rows' by ``MIN_GAP`` or more and by Cohen's h of ``MIN_H`` or more. The bar is
+the Benjamini-Hochberg step-up bar over the database's by-group share hypotheses, ranked among
+the table's, at ``BY_GROUP_RATE`` in a small table or a table of units (a trial's patients, a
+survey's respondents: rows that are independent), and a fixed p < 1e-6 elsewhere (events of
+one parent are not independent). Where either column is a 0/1 flag (died, improved,
+censored), its share is its mean, and the finding is told as a group difference of that
+column too ("died is lower where arm = 1"), as such facts are written."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from lemmata.agents.research import evidence as ev
@@ -236,7 +240,53 @@ def check_by_group(ctx: CheckContext, h: Hypothesis) -> Outcome:
     twin = other_level(list(t.raw[a]), level)
     if twin is not None:
         support["other_answer"] = f"{a}={twin}"
+    from lemmata.agents.research.checks.base import is_flag
+
+    extra = []
+    for flag, other, group_level in ((a, b, group), (b, a, level)):
+        values = list(t.raw[flag])
+        if not is_flag(values):
+            continue
+        others = list(t.raw[other])
+        inside_v = [
+            float(v)
+            for v, g in zip(values, others, strict=True)
+            if v is not None and g == group_level
+        ]
+        rest_v = [
+            float(v)
+            for v, g in zip(values, others, strict=True)
+            if v is not None and g is not None and g != group_level
+        ]
+        if not inside_v or not rest_v:
+            continue
+        mi, mr = sum(inside_v) / len(inside_v), sum(rest_v) / len(rest_v)
+        direction_f = "higher" if mi > mr else "lower"
+        extra.append(
+            Finding(
+                kind="group_difference",
+                table=h.table,
+                columns=[flag, other],
+                entities=[f"{other}={group_level}"],
+                direction=direction_f,  # type: ignore[arg-type]
+                evidence_sql=ev.mean_sql(
+                    h.table, ctx.expr(h.table, flag), [ev.equals(other, group_level)]
+                ),
+                statement=_flag_statement(h.table, flag, other, group_level, direction_f, mr),
+                score=score_of(p),
+                support=mirror(
+                    {
+                        "test": "chi-square of independence (a 0/1 column's share)",
+                        "p": p,
+                        "rest_mean": mr,
+                    },
+                    other,
+                    other_level(others, group_level),
+                ),
+            )
+        )
     return ctx.outcome(
+        *extra,
         Finding(
             kind="share",
             table=h.table,
@@ -250,5 +300,19 @@ def check_by_group(ctx: CheckContext, h: Hypothesis) -> Outcome:
             ),
             score=score_of(p),
             support=support,
-        )
+        ),
     )
+
+
+def _flag_statement(
+    table: str, flag: str, other: str, level: Any, direction: str, rest: float
+) -> Callable[[float], str]:
+    """The statement of a 0/1 column's share by group, told as a group difference."""
+
+    def say(value: float) -> str:
+        return (
+            f"{table}.{flag} (0/1) is {direction} where {other} = {level}: {fmt(100 * value)}% "
+            f"against {fmt(100 * rest)}% of the other rows"
+        )
+
+    return say

@@ -852,3 +852,34 @@ def test_a_difference_across_a_key_is_tested_among_the_parents(tmp_path: Path) -
         path = _households(tmp_path / f"n{seed}.sqlite", seed=seed, effect=0.0)
         told += len(_found(path, "relationship"))
     assert told <= 1
+
+
+def test_a_yes_no_outcome_that_differs_by_arm_is_told_as_its_share_and_as_a_difference(
+    tmp_path: Path,
+) -> None:
+    # 300 patients in two arms, 0/1 deaths: 30% under control, 15% under treatment (a trial's
+    # documented fact is often "fewer deaths under treatment": the 0/1 column's mean by arm).
+    rng = np.random.default_rng(5)
+    arm = [int(v) for v in rng.integers(0, 2, 300)]
+    died = [int(rng.random() < (0.15 if a else 0.30)) for a in arm]
+    path = _columns(
+        tmp_path / "t.sqlite",
+        "trial",
+        {"arm": arm, "died": died, "age": [float(v) for v in rng.normal(50, 9, 300)]},
+    )
+    groups = _found(path, "share")
+    told = {tuple(c) for c, _ in groups}
+    assert ("arm", "died") in told
+    db = Database(path)
+    ex = Explorer(db, survey(db))
+    insights = [
+        i
+        for h in ex.initial()
+        if h.kind == "share" and len(h.columns) == 2
+        for i in ex.test(h).insights
+    ]
+    deaths = [i for i in insights if i.kind == "group_difference" and i.columns == ["died", "arm"]]
+    assert deaths and {deaths[0].direction, deaths[0].entities[0]} in (
+        {"lower", "arm=1"},
+        {"higher", "arm=0"},
+    )
