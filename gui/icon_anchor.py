@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from lemmata.gui.icons import IconSet
     from lemmata.gui.ocr import OcrEngine
 
-__all__ = ["EncodedIconAnchor", "names_a_label"]
+__all__ = ["EncodedIconAnchor", "concept_match", "names_a_label", "query_texts"]
 
 MATCH_LOW, MATCH_HIGH = 0.35, 0.65  # MiniLM cosine of instruction and concept text: none, sure
 # the concepts an instruction comes nearest: functional wordings sit at low cosines from every

@@ -42,14 +42,18 @@ __all__ = [
     "SETS",
     "IconEntry",
     "IconSetSource",
+    "Library",
     "LibraryError",
     "build_library",
     "concept_of",
     "concepts",
     "fetch_set",
     "icon_text",
+    "library_from_entries",
+    "licence_of",
     "rasterise",
     "read_set",
+    "square_ink",
 ]
 
 

@@ -43,8 +43,11 @@ __all__ = [
     "IconEncoder",
     "IconModelError",
     "TrainConfig",
+    "augment",
+    "ink_square",
     "load_encoder",
     "prepare_crops",
+    "toolbar_views",
     "train",
 ]
 

@@ -23,7 +23,18 @@ from lemmata.cli_kit import (
 )
 from lemmata.errors import LemmataError
 
-__all__ = ["app", "main"]
+__all__ = [
+    "CliState",
+    "app",
+    "chat",
+    "console",
+    "doctor",
+    "embed",
+    "main",
+    "mcp_command",
+    "shell",
+    "version",
+]
 
 app = typer.Typer(
     name="lemmata",

@@ -41,6 +41,7 @@ __all__ = [
     "progress_bar",
     "register_commands",
     "settings_of",
+    "state_of",
 ]
 
 CLI_ENTRY_POINT_GROUP = "lemmata.cli_commands"

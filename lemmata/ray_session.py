@@ -22,6 +22,8 @@ import secrets
 import signal
 from typing import Any
 
+__all__ = ["RaySession"]
+
 #: Variables ``ray.init`` sets in this process; restored on close.
 _RAY_SETS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_CLIENT_MODE", "RAY_USAGE_STATS_ENABLED")
 _USER_AUTH = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from lemmata.memory.text import normalise
 
-__all__ = ["Claim", "Relation", "parse_claim", "relate_by_rules"]
+__all__ = ["Claim", "Relation", "RelationVerdict", "parse_claim", "relate_by_rules"]
 
 Relation = Literal["duplicate", "contradiction", "compatible", "unknown"]
 

@@ -44,6 +44,7 @@ __all__ = [
     "Extractor",
     "ModelExtractor",
     "OfflineExtractor",
+    "SegmentKnowledge",
     "StoredEpisode",
     "calls_made",
     "calls_since",

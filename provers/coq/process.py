@@ -28,7 +28,15 @@ from lemmata.provers.process import ProverProcess
 if TYPE_CHECKING:
     from lemmata.confine import Confinement
 
-__all__ = ["QUIET_OPTIONS", "CoqAnswer", "CoqCrashed", "CoqProcess", "CoqTimeout", "coq_version"]
+__all__ = [
+    "QUIET_OPTIONS",
+    "CoqAnswer",
+    "CoqCrashed",
+    "CoqProcess",
+    "CoqTimeout",
+    "coq_version",
+    "find_coqtop",
+]
 
 # lia, nia and nra write .lia.cache/.nia.cache/.nra.cache into the working directory unless
 # told not to; the options exist once their plugin is loaded, so they are sent after each header.

@@ -41,7 +41,7 @@ from lemmata.provers.lean.kimina import KiminaItem
 from lemmata.provers.lean.pool import split_header
 from lemmata.provers.runner import InputProblem
 
-__all__ = ["PutnamProblem", "putnam_batch", "read_putnam", "read_putnam_file"]
+__all__ = ["PutnamFileError", "PutnamProblem", "putnam_batch", "read_putnam", "read_putnam_file"]
 
 _THEOREM = re.compile(r"^(?:theorem|lemma)\s+(putnam_\w+)", re.M)
 _ABBREV = re.compile(

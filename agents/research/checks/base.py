@@ -35,7 +35,10 @@ __all__ = [
     "TableData",
     "fmt",
     "is_flag",
+    "is_scale",
+    "link_note",
     "score_of",
+    "to_float",
 ]
 
 #: The family-wise error rate of :meth:`CheckContext.alpha`'s Bonferroni bars.

@@ -22,7 +22,7 @@ from lemmata.agents.research.checks.entity import entity_hypotheses
 from lemmata.agents.research.checks.stats import entity_means, robust_z, skew
 from lemmata.agents.research.types import Hypothesis
 
-__all__ = ["LOCAL_MIN", "LOCAL_SPAN", "LOCAL_Z", "check", "local_z"]
+__all__ = ["LOCAL_MIN", "LOCAL_SPAN", "LOCAL_Z", "check", "isolated", "local_z"]
 
 #: The robust z against its neighbours' median that a period of a series must reach.
 LOCAL_Z = 5.5
