@@ -180,7 +180,9 @@ def _texted(text: str) -> str:
 
 # Requests that say they are to be answered from memory, whatever their grammar.
 _FROM_MEMORY = re.compile(
-    r"\b(?:(?:based on|from|given|using) what (?:you know|you remember|i(?:'ve| have) told you)|"
+    # and said as a command: "use what you know", "go by what you remember", "draw on ..."
+    r"\b(?:(?:based on|from|given|using|use|draw on|drawing on|go by|going by|rely on|relying on) "
+    r"what (?:you know|you remember|i(?:'ve| have) told you)|"
     r"(?:from|according to|based on|using|in) (?:my|your) (?:notes|memory|memories)|"
     r"(?:what|everything|all) (?:i(?:'ve| have)|i) (?:told|said to|mentioned to) you)\b",
     re.I,
@@ -199,6 +201,14 @@ _FORGET_VERB = re.compile(
     r"get rid of|unlearn|"
     # "let go of" asked of the agent ("you can let go of X now"), not a person's own letting go
     r"(?:^\s*|\byou\s+(?:can|may|could)\s+(?:now\s+)?)let go of)\b",
+    re.I,
+)
+# a forget request asked as a polite question: "Can you get rid of the entry about X?", "could
+# you please delete ..."; a command, not a question to memory
+_ASKED_TO_FORGET = re.compile(
+    r"^\s*(?:(?:hey|ok|okay|so|oh|please|pls)[\s,!]+)*(?:can|could|would|will)\s+you\s+"
+    r"(?:please\s+|just\s+|now\s+)*(?:forget|delete|erase|remove|wipe|drop|clear|scrap|scratch|"
+    r"ditch|toss|purge|discard|get rid of|scrub|unlearn)\b",
     re.I,
 )
 _MEMORY_WORD = re.compile(r"\b(?:memory|memories|notes?|on file|in mind)\b", re.I)
@@ -233,6 +243,21 @@ _NOT_FOR_MEMORY = re.compile(
     r"(?!.*\b(?:note|notes|memory|memories|remember|remembered|saved|stored)\b)|"
     r"^\s*how\s+(?:do|can|could|should)\s+(?:i|we|one)\s+(?!know\b|remember\b|recall\b)\w+\b"
     r"(?!.*\b(?:usually|normally|always|like|prefer|take\s+my)\b)",
+    re.I,
+)
+# deleting something kept in another program or device, not in memory: "wipe the saved passwords
+# out of Firefox", "delete the cookies from Chrome", "remove the old photos from my phone"
+_DELETE_ELSEWHERE = re.compile(
+    r"\b(?:delete|erase|remove|wipe|clear|purge|scrub)\b.*?\b(?:(?:from|out\s+of|off)\s+"
+    r"(?-i:(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|"
+    r"April|May|June|July|August|September|October|November|December|Memory|Notes)\b)[A-Z][\w.-]+)|"
+    r"(?:from|out\s+of|off|in|on)\s+(?:my\s+|the\s+|our\s+)?(?:phone|laptop|computer|browser|"
+    r"hard\s+drive|usb\s+(?:stick|drive)|server|inbox|desktop|downloads?\s+folder|cloud|camera|"
+    r"tablet))\b",
+    re.I,
+)
+_ABOUT_MEMORY = re.compile(
+    r"\b(?:memory|memories|notes?|remember\w*|told\s+you|you\s+know|stored|kept|entry|entries)\b",
     re.I,
 )
 _GENERAL = re.compile(
@@ -307,6 +332,34 @@ _FOREIGN_NOTE = re.compile(
 )
 
 
+# a name inside a clause (not its first word): "Ya no me gusta Sakura", "Je ne vois plus le Dr
+# Okafor"
+_FOREIGN_NAME = re.compile(r"(?<=\s)(?:[A-ZÀ-Ý][\w'’-]*\.?)(?:\s+[A-ZÀ-Ý][\w'’-]*)*")
+# a forget verb with its object pronoun joined to it: "bórralo", "olvídala", "efface-le",
+# "apaga-o"; read as the verb and the pronoun
+_ENCLITIC = re.compile(
+    r"\b(b[oó]rr[ae]|elim[ií]n[ae]|olv[ií]d[ae])(l[oa]s?)\b|"
+    r"\b(efface|effacez|supprime|supprimez|oublie|oubliez|apaga|apague|esquece|esqueça)-"
+    r"(le|la|les|o|a|os|as)\b",
+    re.I,
+)
+_UNACCENTED = str.maketrans("áéíóúÁÉÍÓÚ", "aeiouAEIOU")
+# where memory keeps it, said with the verb: "de tu memoria", "de ta mémoire", "aus deinem
+# Gedächtnis", "da tua memória"
+_FOREIGN_PLACE = re.compile(
+    r"\s+(?:de|da|do|aus|dans|in|en)\s+(?:tu|tus|ta|tes|tua|tuas|teu|teus|deinem|deiner|deinen|"
+    r"mi|mis|vos|votre|sua)\s+(?:memoria|mémoire|memória|gedächtnis|speicher|notas|notes|notizen|"
+    r"registros?|apuntes)\b",
+    re.I,
+)
+
+
+def _enclitic(m: re.Match[str]) -> str:
+    if m[1]:
+        return f"{m[1].translate(_UNACCENTED)} {m[2]}"
+    return f"{m[3]} {'ça' if m[4].lower() in ('le', 'la', 'les') else 'isso'}"
+
+
 def _foreign_referent(clause: str) -> str | None:
     clause = clause.strip(" .!?,;")
     m = _FOREIGN_ABOUT.search(clause)
@@ -315,13 +368,15 @@ def _foreign_referent(clause: str) -> str | None:
     verb = _FOREIGN_VERB.search(clause)
     if verb and 1 <= len(clause[: verb.start()].split()) <= 6:
         return clause[: verb.start()].strip()
-    return None
+    names = _FOREIGN_NAME.findall(clause)
+    return names[0].strip() if len(names) == 1 else None
 
 
 def _foreign_forget(text: str) -> str | None:
     """The topic of a forget request in German, French, Spanish or Portuguese: the object of
     the forget verb that opens any clause of it, up to the first clause boundary, or, where
     that object only points back ("apaga isso"), the topic of another clause."""
+    text = _FOREIGN_PLACE.sub("", _ENCLITIC.sub(_enclitic, text))
     starts = [0] + [m.end() for m in re.finditer(r"(?<=[.!?;,])\s+", text)]
     for start in starts:
         m = _FOREIGN_FORGET.match(text[start:]) or _FOREIGN_FORGET_LAST.match(text[start:])
@@ -351,6 +406,11 @@ _FOREIGN_ARITHMETIC = re.compile(
 _FOREIGN_QUESTION = re.compile(
     # (after a "tell me" that opens it: "Sag mal, welchen ...", "Dis-moi, où ...")
     r"^\s*¿|^\s*(?:(?:sag|sagen sie|dis|dites|dime|diga|diz|oye)(?:[\s-]+(?:mal|moi|me|aí))?\s*,\s*)?"
+    # (after a "remind me" that asks it: "Rappelle-moi dans quelle ville ...", "Recuérdame dónde
+    # ...", "Erinnere mich, wann ..."; "Rappelle-moi d'appeler ..." is a reminder)
+    r"(?:(?:rappelle-moi|rappelez-moi|recuérdame|recuérdeme|erinnere\s+mich|erinner\s+mich|"
+    r"lembra-me|lembre-me)\s*,?\s*(?:(?:dans|en|em|in|à|a|de|von|con|com|mit|por|para|pour|an|"
+    r"bei|no|na|à)\s+)?)?"
     r"(?:was (?:hast|habe|weißt|ist|sind|war)|wie|wer|wo|wann|welche[rsnm]?|warum|hast du|weißt du|où|quand|qui|"
     r"quel(?:le)?s?|comment|combien|pourquoi|est-ce que|qu'est-ce|dónde|cuándo|quién|cuál|"
     r"cómo|qué|cuánto|onde|quando|quem|qual|como|quanto|o que)\b",
@@ -502,7 +562,8 @@ class Router:
         remember = self.registry.find("memory_remember")
         forget = self.registry.find("memory_forget")
         cues = {
-            "question": bool(_QUESTION.search(cued)) or bool(_WHY.match(cued)),
+            "question": (bool(_QUESTION.search(cued)) or bool(_WHY.match(cued)))
+            and not _ASKED_TO_FORGET.match(cued),
             "ends_question": cued.rstrip().endswith("?"),
             "asks_memory": bool(_ASKS_MEMORY.search(cued)) or bool(_RECALL_COMMAND.match(cued)),
             "from_memory": bool(_FROM_MEMORY.search(cued)),
@@ -514,7 +575,9 @@ class Router:
             "own_statement": bool(_OWN_STATEMENT.match(cued)) and not cued.rstrip().endswith("?"),
             "aside": bool(_ASIDE_CUE.match(cued)),
             "reminder": bool(_REMINDER.search(cued)),
-            "general": bool(_GENERAL.search(cued)),
+            # a request that says to answer from memory is not a general question ("is there
+            # anyone there I could stay with? Use what you know.")
+            "general": bool(_GENERAL.search(cued)) and not _FROM_MEMORY.search(cued),
             "stop_keeping": bool(_STOP_KEEPING.search(cued)),
             "dont_forget": bool(_DONT_FORGET.search(cued)),
             "remember_form": remember is not None and bool(remember.arguments(text)),
@@ -549,7 +612,9 @@ class Router:
         # what memory is asked for, if anything: the fitted gate over words, evidence and form
         feats = self.features(text, evidence, v=v) if v is not None else {}
         probs = self.gate.probabilities(feats) if feats else {"none": 1.0}
-        if _NOT_FOR_MEMORY.search(_texted(cue_words(text))):
+        if _NOT_FOR_MEMORY.search(_texted(cue_words(text))) or (
+            _DELETE_ELSEWHERE.search(text) and not _ABOUT_MEMORY.search(text)
+        ):
             probs = {"none": 1.0}
         choice = max(probs, key=lambda c: probs[c])
         if choice != "none":

@@ -283,7 +283,12 @@ _TRAILING = re.compile(
     r",\s*(?:[\w'-]+\s+){0,3}i\s+(?:guess|think|suppose|believe)|"
     # asking again after the target: ", can you show me?"
     r",\s*(?:(?:can|could|would|will)\s+you\s+)?(?:show|tell|point)\s+(?:me|us)\b[^,]*|"
-    r",\s*(?:it|this|that)(?:\s+(?:keeps|always|never|[a-z]+s)|'s|\s+is)\s+[^,]*)\s*[.!?]*\s*$",
+    r",\s*(?:it|this|that)(?:\s+(?:keeps|always|never|[a-z]+s)|'s|\s+is)\s+[^,]*|"
+    # the person's own trouble with it: "but I honestly cannot see it", ", I always forget"
+    r"(?:,\s*|\s+but\s+)i\s+(?:\w+\s+)?(?:can'?t|cannot|could\s*n'?t|don'?t|always|never|keep)\b[^,]*|"
+    # where it is shown, said after it: "(click Careers in that snippet)"
+    r"\s+(?:in|on)\s+(?:that|this|the)\s+(?:snippet|screenshot|page|image|picture|markup|html)\)?"
+    r")\s*[.!?]*\s*$",
     re.I,
 )
 

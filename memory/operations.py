@@ -146,7 +146,10 @@ class ReasonOutput(BaseModel):
         return f"{self.answer}\n\nFrom memory:\n{known}"
 
 
-_ID = re.compile(r"\b(?:ep|fact|proc|item)_[0-9a-f]{8,32}\b")
+# the store's ids by their prefix, their hex tail long or short as a store or a person wrote it
+# ("fact_deadbeefdeadbeef", "ep_2031", "fact_19ab"): a short one holds a digit, so no word
+# ("fact_bad") is taken for one
+_ID = re.compile(r"\b(?:ep|fact|proc|item)_(?:[0-9a-f]{8,32}|(?=[0-9a-f]*\d)[0-9a-f]{3,7})\b")
 _REMEMBER = re.compile(
     r"^\s*(?:(?:please|pls|plz)\s+(?:to\s+)?)?(?:(?:(?:could|can|would|will)\s+you|you\s+(?:can|could))\s+"
     r"(?:please\s+)?)?(?:(?:i(?:'d|\s+would)?\s+(?:want|need|like)\s+you\s+to\s+)?(?:remember|memori[sz]e|"
@@ -753,6 +756,9 @@ def _read_forget(text: str) -> dict[str, Any] | None:
     text = cue_words(text.strip())
     if _DROP_THE_TOPIC.match(text):
         return None
+    ids = _ID.findall(text)
+    if ids:  # the store's own ids, wherever the request names them ("Two to purge: fact_19ab")
+        return {"ids": ids}
     clauses = [c.strip(" .!?,") for c in re.split(r"(?<=[.!?])\s+|\s+-\s+|,\s*(?:so\s+)?", text)]
     clauses = [c for c in clauses if c]
     for i, clause in enumerate(clauses):

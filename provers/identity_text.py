@@ -423,11 +423,24 @@ _SUBSCRIPT = re.compile(
     re.S,
 )
 _SUM_WORD = re.compile(r"(?<![A-Za-z])(?:sum|summation)(?![a-zA-Z0-9])|\bsummed\b", re.I)
+# verbs that reduce or rewrite a sum to its value: "collapses to", "simplifies to", "boils down to"
+_REDUCING = (
+    r"(?:simplif(?:y|ies|ied)|reduc(?:e|es|ed)|collaps(?:e|es|ed)|boil(?:s|ed)?\s+down|"
+    r"shrinks?|telescop(?:e|es|ed)|evaluat(?:e|es|ed)|(?:comes?|works?)\s+out)\s+to"
+)
 _RELATION = re.compile(
     r"(?<![<>!=])==?(?![=])|\b(?:equals|is\s+equal\s+to|is|gives|yields|evaluates\s+to|comes\s+to|"
-    r"adds\s+up\s+to|sums\s+to|totals|you\s+get)\b",
+    rf"adds\s+up\s+to|sums\s+to|totals|you\s+get|{_REDUCING})\b",
     re.I,
 )
+# a tool or a person that rewrote the sum, with its value after "to" / "into" / "as":
+# "Mathematica simplified Sum[...] to ...", "I reduced the sum ... to ...", "rewrites it as ..."
+_REWROTE = re.compile(
+    r"\b(?:simplif(?:y|ies|ied)|reduc(?:e|es|ed)|rewr(?:ite|ites|ote|itten)|turn(?:s|ed)?|"
+    r"transform(?:s|ed)?|convert(?:s|ed)?|collaps(?:e|es|ed))\b",
+    re.I,
+)
+_REWROTE_TO = re.compile(r"\b(?:to|into|as)\b", re.I)
 
 
 def _support(summand: str, k: str) -> tuple[str, str] | None:
@@ -568,7 +581,12 @@ def _sentence_with_sum(text: str) -> str:
 # must parse as the prover's input, as for the other forms.
 _ATOM = r"(?:\d+[a-z]?|[a-z]|\([^()]*\))"
 _RANGE_BOUND = rf"[-+]?{_ATOM}(?:\s*[-+*/^]\s*{_ATOM})*"
-_RANGE_TO = r"(?:\.\.\.?|…|\bup\s+to\b|\bto\b|\bthrough\b|\bthru\b|\bbis\b|\bà\b|\bau\b|\ba\b|\baté\b|\bate\b|\bhasta\b)"
+_RANGE_TO = (
+    r"(?:\.\.\.?|…|\bup\s+to\b|\bto\b|\bthrough\b|\bthru\b|\bbis(?:\s+(?:zu|einschließlich))?\b|"
+    r"\bjusqu['’]\s*(?:à|au|a)\b|\bà\b|\bau\b|\ba\b|\baté\b|\bate\b|\bhasta\b)"
+)
+# "k between 0 and n", "k entre 0 y n", "k zwischen 1 und n": both bounds taken in
+_BETWEEN = r"\b(?:between|entre|zwischen)\s+(?P<lo4>{b})\s+(?:and|y|e|et|und)\s+(?P<hi4>{b})"
 _RANGE_FROM = (
     r"(?:=|\bfrom\b|\bde\b|\bvon\b|\bdesde\b|\bda\b|\bin\b|"
     r"\b(?:running|ranging|going|runs|goes|allant|variant|va|läuft|laufend|yendo|variando|indo|vai)"
@@ -579,7 +597,8 @@ _SPOKEN_RANGE = re.compile(
     rf"(?:(?P<k>[a-z])\s*{_RANGE_FROM}\s*(?P<lo>{_RANGE_BOUND})\s*{_RANGE_TO}\s*(?P<hi>{_RANGE_BOUND})|"
     rf"(?:\b(?:from|de|von|desde|da)\s+)(?P<k2>[a-z])\s*=\s*(?P<lo2>{_RANGE_BOUND})\s*{_RANGE_TO}\s*"
     rf"(?P<hi2>{_RANGE_BOUND})|"
-    rf"(?P<lo3>{_RANGE_BOUND})\s*<=\s*(?P<k3>[a-z])\s*<=\s*(?P<hi3>{_RANGE_BOUND}))"
+    rf"(?P<lo3>{_RANGE_BOUND})\s*<=\s*(?P<k3>[a-z])\s*<=\s*(?P<hi3>{_RANGE_BOUND})|"
+    rf"(?P<k4>[a-z])\s+{_BETWEEN.format(b=_RANGE_BOUND)})"
     r"(?![\w(])",
     re.I,
 )
@@ -589,10 +608,15 @@ _GIVING = re.compile(
     r"(?<![<>!=])={1,2}(?!=)|\b(?:(?:should|ought\s+to|will|would|must|does|do|is\s+supposed\s+to|"
     r"sollte|sollten|soll|devrait|doit|debería|debe|deveria|deve)\s+)?"
     r"(?:is\s+equal\s+to|equals?|gives?|yields?|(?:comes?|works?\s+out|adds?\s+up|sums?|amounts?)\s+to|"
+    rf"{_REDUCING}|"
     r"totals?|makes?|you\s+get|is|are|"
-    r"ist\s+gleich|sind\s+gleich|ergibt|ergeben|geben|gibt|liefert|ist|sind|gleich|"
-    r"est\s+égale?\s+à|sont\s+égales?\s+à|vaut|valent|donne|donnent|fait|font|est|sont|"
-    r"es\s+igual\s+a|son\s+iguales\s+a|resulta\s+en|da|dan|vale|es|son|"
+    r"ist\s+gleich|sind\s+gleich|ergibt|ergeben|geben|gibt|liefert|ist|sind|gleich|gleicht|"
+    # "kommt (n+1)^2 heraus": the value stands between the verb and its particle
+    r"kommt|kommen|"
+    r"est\s+égale?\s+à|sont\s+égales?\s+à|égale?s?(?:\s+à)?|vaut|valent|donne|donnent|fait|font|"
+    r"est|sont|on\s+trouve|"
+    r"es\s+igual\s+a|son\s+iguales\s+a|resulta\s+en|iguala|igual\s+a|sale|salen|resulta|"
+    r"da|dan|vale|es|son|"
     r"é\s+igual\s+a|são\s+iguais\s+a|resulta\s+em|dá|dão|é|são|"
     # the value one gets: "se obtiene", "on obtient", "obtém-se", "erhält man", "we get"
     r"se\s+obtiene|on\s+obtient|obtém-se|se\s+obtém|erhält\s+man|(?:we|one)\s+gets?)\b"
@@ -601,7 +625,8 @@ _GIVING = re.compile(
     re.I,
 )
 _SUMMING_CUE = re.compile(
-    r"\b(?:sum\w*|summ\w*|somm\w*|suma\w*|soma\w*|add(?:s|ed|ing)?|total\w*|Summe\w*)\b|Sum\(",
+    r"\b(?:sum\w*|summ\w*|somm\w*|suma\w*|soma\w*|add(?:s|ed|ing)?|addier\w*|additionn\w*|"
+    r"total\w*|Summe\w*)\b|Sum\(|∑|Σ",
     re.I,
 )
 # products and quotients said in words, in those languages: "k times (k+1)", "multipliés par"
@@ -673,9 +698,9 @@ def _by_range(text: str, n_min: int) -> str | None:
     for word, op in _SPOKEN_OPS:
         text = re.sub(word, op, text, flags=re.I)
     for rng in _SPOKEN_RANGE.finditer(text):
-        k = rng["k"] or rng["k2"] or rng["k3"]
-        lo = rng["lo"] or rng["lo2"] or rng["lo3"]
-        hi = rng["hi"] or rng["hi2"] or rng["hi3"]
+        k = rng["k"] or rng["k2"] or rng["k3"] or rng["k4"]
+        lo = rng["lo"] or rng["lo2"] or rng["lo3"] or rng["lo4"]
+        hi = rng["hi"] or rng["hi2"] or rng["hi3"] or rng["hi4"]
         rest = text[: rng.start()] + " ; " + text[rng.end() :]
         for verb in _GIVING.finditer(rest):
             rhs = _math_prefix(rest[verb.end() :].strip())
@@ -725,7 +750,10 @@ def identity_from_text(text: str) -> dict[str, Any] | None:
     text = _sentence_with_sum(text)  # "... = 2^n. Can you prove it", "I'm stuck. We need ..."
     body = _TAIL.sub("", _LEAD.sub("", text.strip(), count=1))
     said_a_sum = bool(_SUM_WORD.search(body)) or "Sum(" in body
-    for rel in _RELATION.finditer(body if said_a_sum else ""):
+    relations = list(_RELATION.finditer(body if said_a_sum else ""))
+    if said_a_sum and _REWROTE.search(body):
+        relations += [m for m in _REWROTE_TO.finditer(body) if _REWROTE.search(body[: m.start()])]
+    for rel in relations:
         found = _read_sum(body[: rel.start()])
         rhs = _math_prefix(body[rel.end() :])
         if found is None or not rhs:

@@ -1554,3 +1554,183 @@ def test_asking_to_change_something_in_the_world_is_not_memory(router, text) -> 
 )
 def test_more_forms_of_the_same_request_classes(router, text, operation, args) -> None:
     _assert_routed(router, text, operation, args)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        # a tool's rewriting of the sum, "to" its value, then a request for a proof
+        (
+            "Maple turned Sum[Binomial[n, k] 3^k, {k, 0, n}] into 4^n but I'd like a real proof",
+            "Sum(binomial(n, k)*3**k, (k, 0, n)) = 4**n",
+        ),
+        # a reducing verb between the sum and its value
+        (
+            "gut feeling: ∑_{i=1}^{n} (2i-1) boils down to n^2. can you prove it?",
+            "Sum((2*i-1), (i, 1, n)) = n**2",
+        ),
+        # a range between two bounds, and a French range with "jusqu'à"
+        (
+            "Demuéstrame que la suma de binomial(n,j) con j entre 0 y n da 2^n",
+            "Sum(binomial(n,j), (j, 0, n)) = 2**n",
+        ),
+        (
+            "J'ai besoin d'une preuve : la somme des j, de j = 1 jusqu'à n, égale n(n+1)/2",
+            "Sum(j, (j, 1, n)) = n*(n+1)/2",
+        ),
+        # a German summing verb and its value between "kommt" and "heraus"
+        (
+            "Beweise: addiert man k^3 mit k von 1 bis n, kommt (n(n+1)/2)^2 heraus",
+            "Sum(k**3, (k, 1, n)) = (n*(n+1)/2)**2",
+        ),
+    ],
+)
+def test_a_sum_reduced_rewritten_or_ranged_between_bounds_is_proved(
+    router, text, statement
+) -> None:
+    _assert_routed(router, text, "provers_prove", {"statement": statement, "method": "wz"})
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # a forget verb with its pronoun joined to it, the topic named in another clause, and
+        # where memory keeps it said with the verb
+        (
+            "Ya no uso el gimnasio Orca; olvídalo, por favor.",
+            "memory_forget",
+            {"about": "Orca"},
+        ),
+        (
+            "Je ne vais plus chez Sakura, efface-le de ta mémoire.",
+            "memory_forget",
+            {"about": "Sakura"},
+        ),
+        (
+            "Elimina de tu memoria todo sobre mi antiguo trabajo.",
+            "memory_forget",
+            {"about": "mi antiguo trabajo"},
+        ),
+        # "remind me" that asks a question of memory, not a reminder
+        ("Recuérdame dónde aparqué mi coche.", "memory_recall", {}),
+        ("Erinnere mich, wann mein Zahnarzttermin ist.", "memory_recall", {}),
+    ],
+)
+def test_foreign_forget_with_a_joined_pronoun_and_remind_me_questions(
+    router, text, operation, args
+) -> None:
+    _assert_routed(router, text, operation, args)
+
+
+def test_remind_me_to_do_something_in_french_is_no_memory_question(router) -> None:
+    assert router.route("Rappelle-moi d'appeler le garage demain.").declined
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # a forget request asked as a polite question is a command, whatever memory holds
+        (
+            "Could you please erase the entry about my old bike? I sold it.",
+            "memory_forget",
+            {"about": "my old bike"},
+        ),
+        (
+            "can you get rid of what you have on my dentist? I switched practices",
+            "memory_forget",
+            {},
+        ),
+        # a question that says to answer from memory is memory's, however general its words
+        ("Is there anyone in Lisbon I could stay with? Use what you know.", "memory_reason", {}),
+        (
+            "Anyone I know who could lend me a ladder? Go by what you remember.",
+            "memory_reason",
+            {},
+        ),
+    ],
+)
+def test_polite_forget_questions_and_questions_told_to_use_memory(
+    router, text, operation, args
+) -> None:
+    route = router.route(text, evidence=0.5)
+    assert route.operation == operation, route.reason
+    for key, value in args.items():
+        assert route.args.get(key) == value, (key, route.args)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # deleting what another program or device keeps is no forgetting
+        "delete the cookies from Chrome",
+        "remove the old photos from my phone",
+        "clear the browsing history in the browser",
+        "purge the cached logins out of Thunderbird",
+    ],
+)
+def test_deleting_from_another_program_or_device_is_declined(router, text) -> None:
+    route = router.route(text, evidence=0.3)
+    assert route.declined, (route.operation, route.args, route.reason)
+
+
+@pytest.mark.parametrize(
+    ("text", "about"),
+    [
+        # a place named inside the topic, or memory named as the place, is still forgetting
+        ("wipe the fact that I live in Porto", "I live in Porto"),
+        ("delete the bit about my trip to Rome from your notes", "my trip to Rome"),
+    ],
+)
+def test_forgetting_a_topic_that_names_a_place_is_still_forgetting(router, text, about) -> None:
+    _assert_routed(router, text, "memory_forget", {"about": about})
+
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        # the store's ids with a short tail, wherever the request names them
+        ("drop fact_0042 and ep_77aa please", ["fact_0042", "ep_77aa"]),
+        ("please forget item_5e1, it's outdated", ["item_5e1"]),
+        ("could you delete proc_9b3c from memory", ["proc_9b3c"]),
+        ("Three old ones to remove: ep_101, ep_102, ep_103.", ["ep_101", "ep_102", "ep_103"]),
+    ],
+)
+def test_forgetting_by_short_store_ids_anywhere_in_the_request(router, text, ids) -> None:
+    _assert_routed(router, text, "memory_forget", {"ids": ids})
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # the person's own trouble with the target, said after it, is no part of it
+        (
+            "in dialog.png find the OK button but I can't spot it",
+            "gui_ground",
+            {"image": "dialog.png", "instruction": "the OK button"},
+        ),
+        (
+            "on page.html click the Save button, I never see it",
+            "gui_act",
+            {"page": "page.html", "instruction": "the Save button"},
+        ),
+        # where the target is shown, said after it
+        (
+            "<p><button>Buy</button></p> (press Buy on this page)",
+            "gui_act",
+            {"instruction": "Buy"},
+        ),
+    ],
+)
+def test_gui_targets_without_the_persons_trouble_or_where_they_are_shown(
+    router, text, operation, args
+) -> None:
+    _assert_routed(router, text, operation, args)
+
+
+def test_long_store_ids_of_letters_only_are_still_ids(router) -> None:
+    _assert_routed(
+        router,
+        "Delete the facts fact_aaaabbbbccccdddd, fact_1111222233334444",
+        "memory_forget",
+        {"ids": ["fact_aaaabbbbccccdddd", "fact_1111222233334444"]},
+    )

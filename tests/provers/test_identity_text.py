@@ -234,3 +234,78 @@ def test_a_sum_is_read_by_its_range_summand_and_verb_of_giving(text: str, want: 
 )
 def test_a_range_and_a_verb_of_giving_alone_are_no_identity(text: str) -> None:
     assert identity_from_text(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # a verb that reduces the sum to its value
+        (
+            "I believe sum_{j=0}^{n} binomial(n,j) simplifies to 2^n",
+            "Sum(binomial(n, j), (j, 0, n)) = 2**n",
+        ),
+        (
+            "sum_{i=1}^{n} (2i-1) boils down to n^2, right? prove it",
+            "Sum(2*i - 1, (i, 1, n)) = n**2",
+        ),
+        ("the sum of k for k from 1 to n reduces to n(n+1)/2", "Sum(k, (k, 1, n)) = n*(n + 1)/2"),
+        # a tool or a person rewrote the sum "to" / "into" / "as" its value
+        (
+            "sympy rewrote Sum(binomial(n, k)*k, (k, 0, n)) as n*2^(n-1); is that a theorem?",
+            "Sum(k*binomial(n, k), (k, 0, n)) = n*2**(n - 1)",
+        ),
+        (
+            "Maple turned Sum[Binomial[n, k] 3^k, {k, 0, n}] into 4^n, I want a proof",
+            "Sum(3**k*binomial(n, k), (k, 0, n)) = 4**n",
+        ),
+        # a range said with "between ... and" or "jusqu'à"
+        (
+            "la somme de j^3 pour j entre 1 et n vaut (n(n+1)/2)^2",
+            "Sum(j**3, (j, 1, n)) = (n*(n + 1)/2)**2",
+        ),
+        (
+            "the sum of binomial(n,i) with i between 0 and n equals 2^n",
+            "Sum(binomial(n, i), (i, 0, n)) = 2**n",
+        ),
+        (
+            "die Summe von binomial(n,k) für k zwischen 0 und n ergibt 2^n",
+            "Sum(binomial(n, k), (k, 0, n)) = 2**n",
+        ),
+        (
+            "la somme des carrés i^2, de i = 1 jusqu'à n, égale n(n+1)(2n+1)/6",
+            "Sum(i**2, (i, 1, n)) = n*(n + 1)*(2*n + 1)/6",
+        ),
+        # summing and giving verbs in other words: "addiert", "kommt ... heraus", "sale"
+        (
+            "Wenn man k^3 mit k von 1 bis n addiert, kommt (n(n+1)/2)^2 heraus",
+            "Sum(k**3, (k, 1, n)) = (n*(n + 1)/2)**2",
+        ),
+        (
+            "si sumas 2^k con k de 0 a n te sale 2^(n+1)-1",
+            "Sum(2**k, (k, 0, n)) = 2**(n + 1) - 1",
+        ),
+        (
+            "en additionnant les C(n,k) pour k de 0 à n on trouve 2^n",
+            "Sum(binomial(n, k), (k, 0, n)) = 2**n",
+        ),
+    ],
+)
+def test_a_sum_reduced_or_rewritten_to_its_value_or_ranged_between_bounds(
+    text: str, want: str
+) -> None:
+    found = identity_from_text(text)
+    assert found is not None, text
+    assert _same_identity(found["statement"], want)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a rewrite without a sum, and a range between bounds without a value
+        "I rewrote my essay as a poem, can you check it?",
+        "sum the column for rows between 2 and 40 please",
+        "my script collapses to a single thread when n is large",
+    ],
+)
+def test_rewrites_and_between_ranges_without_an_identity_give_nothing(text: str) -> None:
+    assert identity_from_text(text) is None
