@@ -27,12 +27,9 @@ every one a false discovery. Also seconds per study.
 
 from __future__ import annotations
 
-import argparse
 import ast
-import json
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -42,17 +39,13 @@ from lemmata.agents.research.score import score
 from lemmata.agents.research.synthetic4 import DESIGNS, Study, generate
 from lemmata.agents.research.types import ChecklistItem, Insight
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from planted_sets import explore, run_sets, set_parser  # noqa: E402
+
 STAGES = ("found", "reported, not matched", "below the bar", "never tested")
 #: The kinds of insight that relate columns: on a study of noise, any that the generator did
 #: not make is a false discovery (a share of one column is a description, not a relation).
 RELATING = ("correlation", "group_difference", "relationship", "share")
-
-
-def _seeds(text: str) -> list[int]:
-    a, _, b = text.partition("-")
-    if not a.isdigit() or (b and not b.isdigit()):
-        raise SystemExit(f"seeds are written 0-19 or 7, not {text!r}")
-    return list(range(int(a), int(b or a) + 1))
 
 
 def _asked(item: ChecklistItem, tested: set[tuple[str, str, frozenset[str]]]) -> bool:
@@ -75,19 +68,14 @@ def _stage(
 
 
 def _run(path: Path, out: Path, budget_turns: int) -> tuple[Any, set]:
+    report, keys = explore(path, out, budget_turns)
     tested: set[tuple[str, str, frozenset[str]]] = set()
-
-    def step(state: Any) -> None:
-        for key in state.get("tested", []):
-            try:
-                kind, table, columns = ast.literal_eval(key)[:3]
-            except (ValueError, SyntaxError, TypeError):  # not a hypothesis's key
-                continue
-            tested.add((kind, str(table).lower(), frozenset(str(c).lower() for c in columns)))
-
-    report = research(
-        path, out, budget_turns=budget_turns, budget_seconds=300.0, figures=False, on_step=step
-    )
+    for key in keys:
+        try:
+            kind, table, columns = ast.literal_eval(key)[:3]
+        except (ValueError, SyntaxError, TypeError):  # not a hypothesis's key
+            continue
+        tested.add((kind, str(table).lower(), frozenset(str(c).lower() for c in columns)))
     return report, tested
 
 
@@ -182,35 +170,18 @@ def _print(title: str, r: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--seeds", default="0-19", help="development seeds")
-    ap.add_argument("--held-out", default="1000-1019", help="held-out seeds ('' skips them)")
+    ap = set_parser(__doc__, null_help="skip the studies with nothing planted")
     ap.add_argument("--design", choices=DESIGNS, help="one design for every seed")
-    ap.add_argument("--budget-turns", type=int, default=60)
-    ap.add_argument("--no-null", action="store_true", help="skip the studies with nothing planted")
-    ap.add_argument("--verbose", action="store_true", help="each miss and why")
-    ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    if args.budget_turns < 1:
-        ap.error("--budget-turns must be at least 1")
-    results = {}
-    sets = [("development", args.seeds), ("held out", args.held_out)]
-    with tempfile.TemporaryDirectory(prefix="research-designs-") as tmp:
-        for label, text in sets:
-            if not text:
-                continue
-            work = Path(tmp) / label.replace(" ", "_")
-            work.mkdir()
-            results[label] = run_set(
-                _seeds(text), work, args.budget_turns, not args.no_null, args.verbose, args.design
-            )
-    if args.json:
-        print(json.dumps(results))
-        return 0
-    for label, text in sets:
-        if label in results:
-            _print(f"\n{label} (seeds {text})", results[label])
-    return 0
+    null = not args.no_null
+    return run_sets(
+        args,
+        "research-designs-",
+        lambda seeds, work: run_set(
+            seeds, work, args.budget_turns, null, args.verbose, args.design
+        ),
+        _print,
+    )
 
 
 if __name__ == "__main__":

@@ -32,11 +32,8 @@ share a trend) were reported as correlated. Also seconds per table.
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import sys
-import tempfile
 import time
 from datetime import date
 from pathlib import Path
@@ -47,17 +44,13 @@ from lemmata.agents.research.score import matches, score
 from lemmata.agents.research.synthetic5 import TOLERANCE, SeriesTable, generate
 from lemmata.agents.research.types import ChecklistItem, Insight
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from planted_sets import explore, run_sets, set_parser  # noqa: E402
+
 STAGES = ("found", "dated wrong", "reported, not matched", "below the bar", "never tested")
 #: The kinds whose findings on a table of noise are false discoveries.
 FALSE_KINDS = ("trend", "change", "outlier", "correlation")
 _DAYS = {"year": 365.25, "quarter": 91.3, "month": 30.44}
-
-
-def _seeds(text: str) -> list[int]:
-    a, _, b = text.partition("-")
-    if not a.isdigit() or (b and not b.isdigit()):
-        raise SystemExit(f"seeds are written 0-19 or 7, not {text!r}")
-    return list(range(int(a), int(b or a) + 1))
 
 
 def _keys(item: ChecklistItem) -> set[str]:
@@ -108,18 +101,6 @@ def _false(g: SeriesTable, insights: list[Insight]) -> list[Insight]:
     ]
 
 
-def _run(g: SeriesTable, out: Path, budget_turns: int) -> tuple[Any, set[str]]:
-    tested: set[str] = set()
-
-    def step(state: Any) -> None:
-        tested.update(state.get("tested", []))
-
-    report = research(
-        g.path, out, budget_turns=budget_turns, budget_seconds=300.0, figures=False, on_step=step
-    )
-    return report, tested
-
-
 #: Words of the observations each kind's check records when a hypothesis fails.
 _SAYS = {
     "trend": ("trend", "too few months"),
@@ -152,7 +133,7 @@ def run_set(seeds: list[int], work: Path, budget_turns: int, null: bool, verbose
     for seed in seeds:
         g = generate(work / f"series{seed}.sqlite", seed)
         started = time.monotonic()
-        report, tested = _run(g, work / f"series{seed}.out", budget_turns)
+        report, tested = explore(g.path, work / f"series{seed}.out", budget_turns)
         seconds.append(time.monotonic() - started)
         insights = report.insights
         result = score(insights, g.checklist)
@@ -244,34 +225,15 @@ def _print(title: str, r: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--seeds", default="0-19", help="development seeds")
-    ap.add_argument("--held-out", default="1000-1019", help="held-out seeds ('' skips them)")
-    ap.add_argument("--budget-turns", type=int, default=60)
-    ap.add_argument("--no-null", action="store_true", help="skip the tables of noise")
-    ap.add_argument("--verbose", action="store_true", help="each miss and why")
-    ap.add_argument("--json", action="store_true")
+    ap = set_parser(__doc__, null_help="skip the tables of noise")
     args = ap.parse_args(argv)
-    if args.budget_turns < 1:
-        ap.error("--budget-turns must be at least 1")
-    results = {}
-    sets = [("development", args.seeds), ("held out", args.held_out)]
-    with tempfile.TemporaryDirectory(prefix="research-series-") as tmp:
-        for label, text in sets:
-            if not text:
-                continue
-            work = Path(tmp) / label.replace(" ", "_")
-            work.mkdir()
-            results[label] = run_set(
-                _seeds(text), work, args.budget_turns, not args.no_null, args.verbose
-            )
-    if args.json:
-        print(json.dumps(results))
-        return 0
-    for label, text in sets:
-        if label in results:
-            _print(f"\n{label} (seeds {text})", results[label])
-    return 0
+    null = not args.no_null
+    return run_sets(
+        args,
+        "research-series-",
+        lambda seeds, work: run_set(seeds, work, args.budget_turns, null, args.verbose),
+        _print,
+    )
 
 
 if __name__ == "__main__":

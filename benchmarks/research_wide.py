@@ -27,28 +27,20 @@ per table.
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from lemmata.agents.research.run import research
 from lemmata.agents.research.score import score
-from lemmata.agents.research.synthetic3 import WideTable, generate
+from lemmata.agents.research.synthetic3 import generate
 from lemmata.agents.research.types import ChecklistItem, Insight
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from planted_sets import explore, run_sets, set_parser  # noqa: E402
+
 STAGES = ("found", "reported, not matched", "below the bar", "never tested")
-
-
-def _seeds(text: str) -> list[int]:
-    a, _, b = text.partition("-")
-    if not a.isdigit() or (b and not b.isdigit()):
-        raise SystemExit(f"seeds are written 0-19 or 7, not {text!r}")
-    return list(range(int(a), int(b or a) + 1))
 
 
 def _keys(item: ChecklistItem) -> set[str]:
@@ -69,18 +61,6 @@ def _stage(item: ChecklistItem, matched: bool, insights: list[Insight], tested: 
     return "below the bar" if _keys(item) & tested else "never tested"
 
 
-def _run(g: WideTable, out: Path, budget_turns: int) -> tuple[Any, set[str]]:
-    tested: set[str] = set()
-
-    def step(state: Any) -> None:
-        tested.update(state.get("tested", []))
-
-    report = research(
-        g.path, out, budget_turns=budget_turns, budget_seconds=300.0, figures=False, on_step=step
-    )
-    return report, tested
-
-
 def run_set(seeds: list[int], work: Path, budget_turns: int, null: bool, verbose: bool) -> dict:
     stages: dict[str, dict[str, int]] = {}
     found: dict[str, list[int]] = {}
@@ -91,7 +71,7 @@ def run_set(seeds: list[int], work: Path, budget_turns: int, null: bool, verbose
     for seed in seeds:
         g = generate(work / f"wide{seed}.sqlite", seed)
         started = time.monotonic()
-        report, tested = _run(g, work / f"wide{seed}.out", budget_turns)
+        report, tested = explore(g.path, work / f"wide{seed}.out", budget_turns)
         seconds.append(time.monotonic() - started)
         tested_counts.append(report.stats["hypotheses_tested"])
         left_counts.append(report.stats["hypotheses_left"])
@@ -170,34 +150,15 @@ def _print(title: str, r: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--seeds", default="0-19", help="development seeds")
-    ap.add_argument("--held-out", default="1000-1019", help="held-out seeds ('' skips them)")
-    ap.add_argument("--budget-turns", type=int, default=60)
-    ap.add_argument("--no-null", action="store_true", help="skip the tables of noise")
-    ap.add_argument("--verbose", action="store_true", help="each miss and why")
-    ap.add_argument("--json", action="store_true")
+    ap = set_parser(__doc__, null_help="skip the tables of noise")
     args = ap.parse_args(argv)
-    if args.budget_turns < 1:
-        ap.error("--budget-turns must be at least 1")
-    results = {}
-    with tempfile.TemporaryDirectory(prefix="research-wide-") as tmp:
-        sets = [("development", args.seeds), ("held out", args.held_out)]
-        for label, text in sets:
-            if not text:
-                continue
-            work = Path(tmp) / label.replace(" ", "_")
-            work.mkdir()
-            results[label] = run_set(
-                _seeds(text), work, args.budget_turns, not args.no_null, args.verbose
-            )
-    if args.json:
-        print(json.dumps(results))
-        return 0
-    for label, text in sets:
-        if label in results:
-            _print(f"\n{label} (seeds {text})", results[label])
-    return 0
+    null = not args.no_null
+    return run_sets(
+        args,
+        "research-wide-",
+        lambda seeds, work: run_set(seeds, work, args.budget_turns, null, args.verbose),
+        _print,
+    )
 
 
 if __name__ == "__main__":
