@@ -215,30 +215,6 @@ def test_identities_with_requests_and_bounds_set_off_after_them(
             "sum_{k=0}^{n} binomial(n,k) = 2^n a WZ proof please",
             "Sum(binomial(n, k), (k, 0, n)) = 2**n",
         ),
-    ],
-)
-def test_a_sum_is_read_by_its_range_summand_and_verb_of_giving(text: str, want: str) -> None:
-    found = identity_from_text(text)
-    assert found is not None, text
-    assert _same_identity(found["statement"], want)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "my loop runs for k from 1 to n and the total is wrong, why?",
-        "I added k from 1 to 10 in Excel and it gives 55, is that right?",
-        # the right-hand side uses the variable of the range
-        "for k from 1 to n, the sum of 1 gives k",
-    ],
-)
-def test_a_range_and_a_verb_of_giving_alone_are_no_identity(text: str) -> None:
-    assert identity_from_text(text) is None
-
-
-@pytest.mark.parametrize(
-    ("text", "want"),
-    [
         # a verb that reduces the sum to its value
         (
             "I believe sum_{j=0}^{n} binomial(n,j) simplifies to 2^n",
@@ -290,9 +266,7 @@ def test_a_range_and_a_verb_of_giving_alone_are_no_identity(text: str) -> None:
         ),
     ],
 )
-def test_a_sum_reduced_or_rewritten_to_its_value_or_ranged_between_bounds(
-    text: str, want: str
-) -> None:
+def test_a_sum_is_read_by_its_range_summand_and_verb_of_giving(text: str, want: str) -> None:
     found = identity_from_text(text)
     assert found is not None, text
     assert _same_identity(found["statement"], want)
@@ -301,11 +275,15 @@ def test_a_sum_reduced_or_rewritten_to_its_value_or_ranged_between_bounds(
 @pytest.mark.parametrize(
     "text",
     [
+        "my loop runs for k from 1 to n and the total is wrong, why?",
+        "I added k from 1 to 10 in Excel and it gives 55, is that right?",
+        # the right-hand side uses the variable of the range
+        "for k from 1 to n, the sum of 1 gives k",
         # a rewrite without a sum, and a range between bounds without a value
         "I rewrote my essay as a poem, can you check it?",
         "sum the column for rows between 2 and 40 please",
         "my script collapses to a single thread when n is large",
     ],
 )
-def test_rewrites_and_between_ranges_without_an_identity_give_nothing(text: str) -> None:
+def test_a_range_and_a_verb_of_giving_alone_are_no_identity(text: str) -> None:
     assert identity_from_text(text) is None
