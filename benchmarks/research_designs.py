@@ -34,7 +34,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lemmata.agents.research.run import research
 from lemmata.agents.research.score import score
 from lemmata.agents.research.synthetic4 import DESIGNS, Study, generate
 from lemmata.agents.research.types import ChecklistItem, Insight
@@ -125,13 +124,7 @@ def run_set(
         )
         if null:
             empty = generate(work / f"null{seed}.sqlite", seed, planted=False, design=design)
-            none = research(
-                empty.path,
-                work / f"null{seed}.out",
-                budget_turns=budget_turns,
-                budget_seconds=300.0,
-                figures=False,
-            )
+            none = explore(empty.path, work / f"null{seed}.out", budget_turns)[0]
             bad = _false(empty, none.insights)
             false.append(len(bad))
             msg += f"; null: {len(bad)} false"

@@ -39,7 +39,6 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from lemmata.agents.research.run import research
 from lemmata.agents.research.score import matches, score
 from lemmata.agents.research.synthetic5 import TOLERANCE, SeriesTable, generate
 from lemmata.agents.research.types import ChecklistItem, Insight
@@ -168,13 +167,7 @@ def run_set(seeds: list[int], work: Path, budget_turns: int, null: bool, verbose
             lines += [f"unplanted: {i.statement}" for i in bad]
         if null:
             empty = generate(work / f"null{seed}.sqlite", seed, planted=False)
-            none = research(
-                empty.path,
-                work / f"null{seed}.out",
-                budget_turns=budget_turns,
-                budget_seconds=300.0,
-                figures=False,
-            )
+            none = explore(empty.path, work / f"null{seed}.out", budget_turns)[0]
             wrong = _false(empty, none.insights)
             null_false.append(len(wrong))
             for i in wrong:

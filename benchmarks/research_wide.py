@@ -32,7 +32,6 @@ import sys
 import time
 from pathlib import Path
 
-from lemmata.agents.research.run import research
 from lemmata.agents.research.score import score
 from lemmata.agents.research.synthetic3 import generate
 from lemmata.agents.research.types import ChecklistItem, Insight
@@ -97,13 +96,7 @@ def run_set(seeds: list[int], work: Path, budget_turns: int, null: bool, verbose
         )
         if null:
             empty = generate(work / f"null{seed}.sqlite", seed, planted=False)
-            none = research(
-                empty.path,
-                work / f"null{seed}.out",
-                budget_turns=budget_turns,
-                budget_seconds=300.0,
-                figures=False,
-            )
+            none = explore(empty.path, work / f"null{seed}.out", budget_turns)[0]
             bad = [
                 i
                 for i in none.insights
