@@ -3,7 +3,7 @@ development tasks of ``benchmarks/agent_routing.py``, choose its regularisation 
 leave-one-source-out, and write ``agents/router_weights.json``.
 
     python benchmarks/agent_routing.py \\
-        --sources generated,fresh,fresh2,fresh3,fresh4,fresh5,fresh6,fresh7,fresh8,fresh9,fresh10,fresh11 \\
+        --sources generated,fresh,fresh2,fresh3,fresh4,fresh5,fresh6,fresh7,fresh8,fresh9,fresh10,fresh11,fresh12 \\
         --no-e2e --no-overhead --json /tmp/dev.json
     python benchmarks/router_fit.py /tmp/dev.json [--write]
 
