@@ -22,6 +22,7 @@ extraction miss rather than a ranking one). ``--json`` prints one JSON object in
 Settings chosen with one conversation left out (on by default; ``--no-tune`` skips it): the
 retriever's settings in :data:`VARIANTS` (channel weights, the fusion constant, the seeds,
 the speaker preference and its addition for list questions, the person channel's weight,
+its gate by the question's form and its search per person for two people joined by 'and',
 the entity walk's weight and constants, the type-aware expansion's weight, source (WordNet's
 types, the concepts' embeddings, or both) and constants) are varied one at a time around the shipped defaults;
 for each conversation left out, the variants that beat the defaults on the other
@@ -148,6 +149,12 @@ VARIANTS: list[dict[str, Any]] = [
     {"person": 1.0},
     {"person": 0.6, "person_depth": 120},
     {"person": 0.6, "person_when": True},
+    # the person channel weighted by need: only for questions with no one best turn (an
+    # aggregate question, or a short focus), and one search per person for "X and Y both"
+    {"person": 0.6, "person_by_form": True},
+    {"person": 1.0, "person_by_form": True},
+    {"person": 0.6, "person_by_form": True, "person_pairs": True},
+    {"person": 0.6, "person_pairs": True},
 ]
 GRAPH_CHANNELS = ("graph", "spread")
 

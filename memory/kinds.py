@@ -50,10 +50,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ConceptVectors",
+    "aggregate_question",
     "concept_space",
     "drop_concepts",
     "head_phrase",
     "instances",
+    "joined_people",
     "question_focus",
     "rank_items",
     "type_senses",
@@ -156,6 +158,49 @@ def question_focus(question: str, people: Sequence[str] = ()) -> str:
     drop = {p.lower() for p in people}
     words = re.findall(r"[\w+&-]+", question)
     return " ".join(w for w in words if w.lower() not in drop and w.lower() not in _FRAME)
+
+
+# words that ask for several things or a count rather than one fact
+_AGGREGATE = re.compile(
+    r"\b(?:how\s+many|how\s+often|(?:kinds?|types?|sorts?)\s+of|some|things|ways|activities|"
+    r"items|ever|both|all|any)\b",
+    re.IGNORECASE,
+)
+
+
+def aggregate_question(question: str) -> bool:
+    """Whether ``question`` asks for several things or a count ("What activities ...",
+    "How many times ...", "What has X ever ...", "What do X and Y both ..."), so that no one
+    stored turn answers it: a plural head noun (:func:`head_phrase`) or a word of number.
+
+    >>> aggregate_question("What books has John read?")
+    True
+    >>> aggregate_question("What did Audrey do with her pups over the weekend?")
+    False
+    """
+    head = head_phrase(question)
+    if head is not None and head.split()[-1].lower().rstrip("'").endswith("s"):
+        return True
+    return _AGGREGATE.search(question) is not None
+
+
+def joined_people(question: str, people: Sequence[str]) -> list[str]:
+    """Of ``people`` (names the question holds), those it joins by "and" or "&" as one
+    subject ("What do Jon and Gina both like?", "Tim and John's favourite player"): each one's
+    own turns answer it. Empty unless two are joined.
+
+    >>> joined_people("What do Jon and Gina both like?", ["Jon", "Gina"])
+    ['Jon', 'Gina']
+    >>> joined_people("What did Jon tell Gina?", ["Jon", "Gina"])
+    []
+    """
+    for a in people:
+        for b in people:
+            if a != b and re.search(
+                rf"\b{re.escape(a)}\s+(?:and|&)\s+{re.escape(b)}\b", question, re.IGNORECASE
+            ):
+                return [a, b]
+    return []
 
 
 def concept_space(space: tuple[str, str]) -> tuple[str, str]:

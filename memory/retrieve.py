@@ -43,13 +43,21 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import zip_longest
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from lemmata.errors import ConfigError
 from lemmata.memory.graph import ENTITY_KINDS, entity_key, spread
-from lemmata.memory.kinds import head_phrase, instances, question_focus, typed_instances
+from lemmata.memory.kinds import (
+    aggregate_question,
+    head_phrase,
+    instances,
+    joined_people,
+    question_focus,
+    typed_instances,
+)
 from lemmata.memory.rerank import Reranker, candidate_features
 from lemmata.memory.rows import unpack
 from lemmata.memory.text import count_tokens, entities, fts_words, terms
@@ -141,6 +149,19 @@ class RetrievalConfig:
     # against 0.433, single-hop 0.878 against 0.892), so it stays off
     person_depth: int = 60
     person_when: bool = False
+    # weighting the person channel by need (``person_by_form``): the channel's losses were
+    # single-hop questions with one exact turn that the person's other facts on the topic
+    # pushed out ("How will John share the honey garlic chicken recipe ...?"); its gains were
+    # aggregate questions with no single best turn ("What items has Melanie bought?") and
+    # short attribute questions ("What is Caroline's relationship status?"). With it, the
+    # channel runs only for an aggregate question (lemmata.memory.kinds.aggregate_question)
+    # or one whose focus has at most ``person_max_focus`` words
+    person_by_form: bool = False
+    person_max_focus: int = 4
+    # a question that joins two speakers as one subject ("What do Jon and Gina both like?",
+    # lemmata.memory.kinds.joined_people) reads each one's own facts nearest its focus,
+    # interleaved (one embedding and one nearest-neighbour query as for one person)
+    person_pairs: bool = False
     # a learned reordering of the best fused candidates (see lemmata.memory.rerank); None
     # keeps the fused order. Off by default: on LoCoMo's development split, fitted on three
     # conversations and scored on the fourth (scripts/fit_rerank.py), the shipped weights'
@@ -174,6 +195,8 @@ class RetrievalConfig:
             raise ConfigError("speaker_boost and list_speaker_boost must be at least 0")
         if self.person_depth < 1:
             raise ConfigError(f"person_depth must be at least 1, not {self.person_depth}")
+        if self.person_max_focus < 0:
+            raise ConfigError(f"person_max_focus must be at least 0, not {self.person_max_focus}")
         if self.spread_max_degree < 2 or self.spread_max_nodes < 1:
             raise ConfigError(
                 "spread_max_degree must be at least 2 and spread_max_nodes at least 1"
@@ -426,20 +449,37 @@ def _person(
     without the name and the question's frame, :func:`~lemmata.memory.kinds.question_focus`).
     "What is Caroline's relationship status?" is dominated by "Caroline" as a whole; its
     focus "relationship status" reaches "It'll be tough as a single parent". One more query
-    embedding and one nearest-neighbour query of ``person_depth`` items; empty otherwise."""
+    embedding and one nearest-neighbour query of ``person_depth`` items; empty otherwise.
+
+    With ``cfg.person_by_form``, only for a question that needs it (see
+    :class:`RetrievalConfig`); with ``cfg.person_pairs``, a question joining two speakers
+    ("X and Y both") gets each one's own facts, taken in turn."""
     people = log.speakers_named(ns, names)
-    if len(people) != 1:
+    if len(people) == 2:
+        people = joined_people(query, people) if cfg.person_pairs else []
+    if not people or len(people) > 2:
         return []
     focus = question_focus(query, people)
     if not focus:
+        return []
+    if (
+        cfg.person_by_form
+        and len(people) == 1
+        and len(focus.split()) > cfg.person_max_focus
+        and not aggregate_question(query)
+    ):
         return []
     vec = np.asarray(embedder.embed([focus])[0], np.float32)
     near = [
         i for i, _ in index.query((ns.user, ns.agent), vec[None, :], cfg.person_depth, where)[0]
     ]
     said = log.speakers_of(ns, near)
-    who = people[0].lower()
-    return [i for i in near if who in {s.lower() for s in said.get(i, ())}]
+    own = [
+        [i for i in near if who.lower() in {s.lower() for s in said.get(i, ())}] for who in people
+    ]
+    # each person's nearest first, in turn: neither crowds the other out
+    turns = [i for rank in zip_longest(*own) for i in rank if i is not None]
+    return list(dict.fromkeys(turns))
 
 
 def _rerank(

@@ -12,7 +12,14 @@ import pytest
 from lemmata.embeddings import Embedder
 from lemmata.errors import ConfigError
 from lemmata.memory import Memory
-from lemmata.memory.kinds import ConceptVectors, concept_space, head_phrase, question_focus
+from lemmata.memory.kinds import (
+    ConceptVectors,
+    aggregate_question,
+    concept_space,
+    head_phrase,
+    joined_people,
+    question_focus,
+)
 from lemmata.memory.retrieve import DEFAULT_WEIGHTS, RetrievalConfig
 
 KINDS = RetrievalConfig(weights={**DEFAULT_WEIGHTS, "kinds": 0.5})  # off by default
@@ -203,3 +210,37 @@ def test_forgetting_removes_the_words_only_forgotten_facts_held(
     assert hit and "kinds" in hit[0].channels, [i.text for i in found]
     assert not any("attic" in c for c in _concepts_near(mem, embedder, "attic clarinet"))
     mem.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "aggregate"),
+    [
+        ("What books has John read?", True),
+        ("What items has Melanie bought?", True),
+        ("How many times has Jon injured his ankle?", True),
+        ("What kind of art does Caroline make?", True),
+        ("What do Jon and Gina both like?", True),
+        ("What has Caroline ever painted?", True),
+        ("What is Caroline's relationship status?", False),
+        ("How will John share the recipe with the other person?", False),
+        ("Which book was John reading during his recovery?", False),
+    ],
+)
+def test_a_question_that_asks_for_several_things(question: str, aggregate: bool) -> None:
+    assert aggregate_question(question) is aggregate
+
+
+@pytest.mark.parametrize(
+    ("question", "people", "joined"),
+    [
+        ("What do Jon and Gina both like?", ["Jon", "Gina"], ["Jon", "Gina"]),
+        ("Who is Tim and John's favourite player?", ["John", "Tim"], ["Tim", "John"]),
+        ("what do jon & gina share?", ["Jon", "Gina"], ["Jon", "Gina"]),
+        ("What did Jon tell Gina about the studio?", ["Jon", "Gina"], []),
+        ("What does Jon and his dog like?", ["Jon"], []),
+    ],
+)
+def test_two_people_joined_as_one_subject(
+    question: str, people: list[str], joined: list[str]
+) -> None:
+    assert joined_people(question, people) == joined

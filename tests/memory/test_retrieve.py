@@ -105,9 +105,12 @@ def _status_memory(tmp_path: Path, embedder: Embedder) -> tuple[Memory, str, str
     return mem, own, other, hers
 
 
-def _with_person(weight: float, *, person_when: bool = False) -> RetrievalConfig:
+def _with_person(weight: float, *, person_when: bool = False, **more: object) -> RetrievalConfig:
     return RetrievalConfig(
-        weights={**DEFAULT_WEIGHTS, "person": weight}, depth=5, person_when=person_when
+        weights={**DEFAULT_WEIGHTS, "person": weight},
+        depth=5,
+        person_when=person_when,
+        **more,  # type: ignore[arg-type]
     )
 
 
@@ -140,6 +143,52 @@ def test_the_person_channel_reaches_what_the_named_person_said_about_the_focus(
 def test_person_depth_is_checked() -> None:
     with pytest.raises(ConfigError, match="person_depth"):
         RetrievalConfig(person_depth=0)
+    with pytest.raises(ConfigError, match="person_max_focus"):
+        RetrievalConfig(person_max_focus=-1)
+
+
+def _drawn(mem: Memory, question: str) -> list:
+    return [i for i in mem.retrieve(question, k=30).items if "person" in i.channels]
+
+
+def test_by_form_the_person_channel_serves_only_questions_without_one_best_turn(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    mem, own, _, _ = _status_memory(tmp_path, embedder)
+    mem.retrieval = _with_person(2.0, person_by_form=True)
+    # a short focus ("relationship status") has no one turn that says it: the channel runs
+    found = mem.retrieve(STATUS_QUESTION, k=10).items
+    assert own in {e for i in found for e in i.provenance}, [i.text for i in found]
+    # so does a question that asks for several things, however long
+    assert _drawn(mem, "What things did Caroline say went well after she asked about them?")
+    # a question about one exact thing (a long focus, no word of number) is left to the rest
+    exact = "How did Caroline feel about the dentist visit she had on Monday morning?"
+    assert not _drawn(mem, exact)
+    mem.retrieval = _with_person(2.0)
+    assert _drawn(mem, exact)
+    mem.close()
+
+
+def test_a_question_about_two_people_reads_each_ones_own_turns(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    mem = Memory(tmp_path / "m", user="u", embedder=embedder)
+    jon = mem.add_episode("Dancing is how I unwind after a long week.", speaker="Jon")
+    gina = mem.add_episode("I unwind by dancing in my living room.", speaker="Gina")
+    for n in range(15):
+        mem.add_episode(f"Jon, did you see the game {n}? Gina liked it too.", speaker="Max")
+        mem.add_episode(f"Order {n} for the store shipped today.", speaker="Gina")
+    mem.consolidate()
+    question = "How do Jon and Gina both like to unwind?"
+    mem.retrieval = _with_person(1.0)
+    assert not _drawn(mem, question)  # one named person only, by default
+    mem.retrieval = _with_person(1.0, person_pairs=True)
+    drawn = _drawn(mem, question)
+    sources = {e for i in drawn for e in i.provenance}
+    assert {jon, gina} <= sources, [i.text for i in drawn]
+    # each person's nearest turn comes before either one's second
+    assert {e for i in drawn if i.channels["person"] <= 2 for e in i.provenance} == {jon, gina}
+    mem.close()
 
 
 def test_a_reranker_reorders_the_best_candidates(tmp_path: Path, embedder: Embedder) -> None:
