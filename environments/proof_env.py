@@ -40,8 +40,9 @@ goals.`` once the proof is done. A tactic that fails leaves the state as it was 
 applied it) and answers ``Error (<failure class>): <Coq's message>`` followed by the unchanged
 goals, with ``invalid`` set; the class is the one :func:`lemmata.provers.failure.classify_coq`
 gives. Besides the payload keys every text environment carries, the payload holds ``theorem``
-(its id), ``goals`` (a list), ``error`` (``{"kind", "message"}`` or ``None``) and ``state``
-(coqtop's state number).
+(its id), ``goals`` (a list), ``error`` (``{"kind", "message"}`` or ``None``), ``state``
+(coqtop's state number) and ``view`` (the goals' text, without the error: a failed tactic
+leaves the view as it was).
 
 **Success and score.** ``success`` when no goal is left and ``Qed.`` is accepted; ``score`` is
 then 1.0 and 0.0 before (the number of goals rises and falls as a proof goes, so a fraction of
@@ -483,6 +484,7 @@ class ProofEnvironment(TextEnvironment):
                 if error is None
                 else {"kind": error.kind.value, "message": error.message},
                 "state": session.current,
+                "view": _goals_text(goals),
             },
             done=self._success or self._failure,
         )

@@ -24,6 +24,12 @@ key            meaning
 ``steps``      actions taken since :meth:`~TextEnvironment.reset`
 ============== ==================================================================
 
+An environment may add ``view``: what the agent sees of the world's state (text), without the
+last action's answer (TextWorldExpress: the room's description and the inventory; the prover:
+the goals), so that code can tell when two steps stand in the same state although their
+observations differ (``You open the box.`` then ``You close the box.`` lead back to one view).
+Code that compares states reads ``view`` and falls back to the observation's text.
+
 Environments are opened by name with :func:`open_environment`; each hold a process (a JVM for
 the Java simulators), so they are context managers and must be closed.
 """

@@ -140,7 +140,8 @@ class TextWorldExpress(ReplayEnvironment):
     adds the game's score change to the text of the step that changed it ("Your score has just
     gone up." or "... down.", as text games that show a score report it), so that the
     observation itself says when an action (an item put in the wrong place, say) cost points.
-    The payload also carries ``look``, ``inventory`` and ``game``.
+    The payload also carries ``look``, ``inventory``, ``game`` and ``view`` (the room's
+    description and the inventory: the state as the agent sees it, without the action's answer).
     """
 
     name: ClassVar[str] = "textworld-express"
@@ -351,6 +352,7 @@ class TextWorldExpress(ReplayEnvironment):
             "steps": steps,
             "look": look,
             "inventory": inventory,
+            "view": f"{look.strip()}\n\n{inventory.strip()}",
             "game": self._task.name,
         }
         return Observation(text, payload, done=success or failure or steps >= self.step_limit)

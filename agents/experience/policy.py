@@ -55,7 +55,13 @@ nothing): ``repeat_penalty`` lowers an action's score by that much for each time
 already took it from the same observation, and ``stale_penalty`` lowers it once when its last
 try from the same observation was stale (it showed nothing the episode had not shown); both
 apply to every method alike. ``sr_stale_weight`` is ``sr``'s own: it adds that weight times the
-log-probability, by the outcome head, that the action is not ``stale``.
+log-probability, by the outcome head, that the action is not ``stale``. ``loop_penalty`` (every
+method alike) reads the episode's own states (:func:`looped`): an action whose last try from the
+state the episode stands in now lowered the score, or led back to this state with no score
+gained since (at once, or through a cycle of actions: ``open box`` then ``close box``, ``take
+mug`` then ``put mug in sink``), is lowered by that much until the state changes. States are
+compared by the observation's ``view`` (what the agent sees of the world, without the action's
+answer; see :mod:`lemmata.environments.text`) where the environment gives one.
 
 Training is deterministic for a seed (on one thread; the callers of this module set
 ``torch.set_num_threads(1)``, which is also the fastest on a busy 2-core machine).
@@ -89,6 +95,7 @@ __all__ = [
     "TaskResult",
     "action_parts",
     "evaluate",
+    "looped",
     "outcome_class",
     "train_policy",
 ]
@@ -149,6 +156,7 @@ class PolicyConfig:
     repeat_penalty: float = 0.0
     stale_penalty: float = 0.0
     sr_stale_weight: float = 0.0
+    loop_penalty: float = 0.0
 
 
 def _words(text: str) -> list[str]:
@@ -453,8 +461,11 @@ class Policy:
         observation: str,
         history: Sequence[tuple[str, str]],
         admissible: Sequence[str],
+        trace: Sequence[tuple[str, float]] | None = None,
     ) -> list[float]:
-        """The policy's score of each admissible action (higher is preferred)."""
+        """The policy's score of each admissible action (higher is preferred). ``trace`` is the
+        episode's (view, score) before its first action and after each action of ``history``
+        (see :func:`looped`; :func:`evaluate` passes it), read only by ``loop_penalty``."""
         torch = _torch()
         if not admissible:
             raise UsageError("the policy needs at least one admissible action to choose from")
@@ -481,6 +492,10 @@ class Policy:
             for i, a in enumerate(admissible):
                 out[i] -= cfg.repeat_penalty * repeats.get(a, 0)
                 out[i] -= cfg.stale_penalty * (a in stale)
+        if cfg.loop_penalty:
+            avoid = looped([a for a, _ in history], _trace(observation, history, trace))
+            for i, a in enumerate(admissible):
+                out[i] -= cfg.loop_penalty * (a in avoid)
         return out
 
     def act(
@@ -489,9 +504,11 @@ class Policy:
         observation: str,
         history: Sequence[tuple[str, str]],
         admissible: Sequence[str],
+        trace: Sequence[tuple[str, float]] | None = None,
     ) -> str:
-        """The admissible action the policy prefers (the first of equals)."""
-        scores = self.scores(instruction, observation, history, admissible)
+        """The admissible action the policy prefers (the first of equals); ``trace`` as in
+        :meth:`scores`."""
+        scores = self.scores(instruction, observation, history, admissible, trace)
         return admissible[max(range(len(scores)), key=scores.__getitem__)]
 
     def save(self, path: str | Path) -> None:
@@ -564,6 +581,54 @@ def _loops(
                 last_stale[action] = after == before or words <= seen
         before = after
     return repeats, {a for a, flag in last_stale.items() if flag}
+
+
+def looped(actions: Sequence[str], trace: Sequence[tuple[str, float]]) -> set[str]:
+    """The actions to avoid from the state an episode stands in now, by its own experience.
+
+    ``trace`` holds the episode's (view, score) before its first action and after each of
+    ``actions`` (one more entry than ``actions``); the current state is its last. An action
+    taken earlier from a state with the current view is avoided when its last try from there
+    lowered the score, or when the episode has come back to this view since with no score
+    gained (the try led back at once, or through a cycle of actions that undid each other).
+
+    >>> looped(["open box", "close box"], [("a closed box", 0.0), ("an open box", 0.0), ("a closed box", 0.0)])
+    {'open box'}
+    """
+    if len(trace) != len(actions) + 1:
+        raise UsageError(
+            f"a trace holds one (view, score) more than the actions: {len(trace)} for "
+            f"{len(actions)} actions"
+        )
+    view, score = trace[-1]
+    avoid: set[str] = set()
+    for i, action in enumerate(actions):
+        here, before = trace[i]
+        if here != view:
+            continue
+        if trace[i + 1][1] < before - 1e-9 or score <= before + 1e-9:
+            avoid.add(action)
+        else:
+            avoid.discard(action)
+    return avoid
+
+
+def _trace(
+    observation: str,
+    history: Sequence[tuple[str, str]],
+    trace: Sequence[tuple[str, float]] | None,
+) -> list[tuple[str, float]]:
+    """``trace`` checked against ``history``, or, without one, the observations as views with
+    no score (the state before the first action unknown: it matches nothing)."""
+    if trace is not None:
+        if len(trace) != len(history) + 1:
+            raise UsageError(
+                f"the trace holds {len(trace)} (view, score) pairs for {len(history)} actions: "
+                "give one before the first action and one after each"
+            )
+        return list(trace)
+    views = [o for _, o in history] or [observation]
+    return [("\0", 0.0), *((v, 0.0) for v in views)][-(len(history) + 1) :]
 
 
 def _avoided(cfg: PolicyConfig) -> list[int]:
@@ -947,6 +1012,14 @@ class EvalResult:
         }
 
 
+def _view(obs: Any) -> tuple[str, float]:
+    """The (view, score) of an observation for :func:`looped`: the environment's ``view``
+    where it gives one, else the observation's text."""
+    p = obs.payload
+    view = p.get("view")
+    return (str(view) if view is not None else obs.text, float(p.get("score", 0.0) or 0.0))
+
+
 def evaluate(
     policy: Policy | Callable[[str, str, Sequence[tuple[str, str]], Sequence[str]], str],
     env: TextEnvironment,
@@ -956,12 +1029,12 @@ def evaluate(
 ) -> EvalResult:
     """Run ``policy`` (a :class:`Policy` or any ``act``-like function) on each task for at
     most ``max_steps`` actions, choosing among the environment's admissible actions."""
-    act = policy.act if isinstance(policy, Policy) else policy
     result = EvalResult()
     for task in tasks:
         obs = env.reset(task)
         instruction = str(obs.payload.get("task", ""))
         history: list[tuple[str, str]] = []
+        trace = [_view(obs)]
         invalid = steps = 0
         while not obs.done and steps < max_steps:
             admissible = env.admissible_actions()
@@ -969,11 +1042,15 @@ def evaluate(
                 raise UsageError(
                     f"{env.name} gives no admissible actions: the policy cannot choose"
                 )
-            action = act(instruction, obs.text, history, admissible)
+            if isinstance(policy, Policy):
+                action = policy.act(instruction, obs.text, history, admissible, trace)
+            else:
+                action = policy(instruction, obs.text, history, admissible)
             obs = env.step(action)
             steps += 1
             invalid += bool(obs.payload.get("invalid", False))
             history.append((action, obs.text))
+            trace.append(_view(obs))
         p = obs.payload
         result.tasks.append(
             TaskResult(

@@ -19,6 +19,7 @@ from lemmata.agents.experience.policy import (  # noqa: E402
     PolicyConfig,
     action_parts,
     evaluate,
+    looped,
     outcome_class,
     train_policy,
 )
@@ -421,3 +422,98 @@ def test_phrase_embeddings_carry_placements_to_items_no_demonstration_named() ->
         room = "You are in the house. You see " + ", ".join(places) + "."
         chosen = policy.act("Put each object in its usual place.", room, [], admissible)
         assert chosen == f"put {item} in {place}", (item, chosen)
+
+
+def test_the_episode_avoids_what_lowered_its_score_or_led_it_back() -> None:
+    box = [("a closed box", 0.0), ("an open box", 0.0), ("a closed box", 0.0)]
+    assert looped(["open box", "close box"], box) == {"open box"}
+    # in the open-box state nothing was tried yet: nothing to avoid there
+    assert looped(["open box"], box[:2]) == set()
+    # a wrong placement lowered the score; taking the mug back restores the state: the
+    # placement is avoided there, and the take is not (it was tried from another state)
+    mug = [("mug on floor", 0.0), ("mug held", 0.1), ("mug in sink", 0.0), ("mug held", 0.1)]
+    assert looped(["take mug", "put mug in sink", "take mug"], mug) == {"put mug in sink"}
+    # a cycle that gained score since is no loop: the state's actions are open again
+    gained = [("hall", 0.0), ("kitchen", 0.0), ("hall", 0.5)]
+    assert looped(["go east", "go west"], gained) == set()
+    # an action that changed nothing is avoided at once, and a look that did is not
+    same = [("s", 0.0), ("s", 0.0), ("s", 0.0)]
+    assert looped(["inventory", "look"], same) == {"inventory", "look"}
+    with pytest.raises(UsageError, match="one \\(view, score\\) more than the actions"):
+        looped(["look"], [("s", 0.0)])
+
+
+def test_the_loop_penalty_keeps_every_method_out_of_an_undo_cycle(
+    policies: dict[str, Policy], steps: list[ExpertStep], tmp_path: Path
+) -> None:
+    probe = next(s for s in steps if s.admissible and len(s.admissible) > 2)
+    admissible = probe.admissible
+    assert admissible
+    here = probe.observation
+    for method in METHODS:
+        path = tmp_path / f"{method}.pt"
+        policies[method].save(path)
+        policy = Policy.load(path)
+        # `away` led away and another action led back here, with no score gained
+        away = admissible[0]
+        history = [(away, "Elsewhere."), ("undo", here)]
+        trace = [(here, 0.0), ("elsewhere", 0.0), (here, 0.0)]
+        args = (probe.instruction, here, history, admissible)
+        plain = policy.scores(*args, trace)
+        policy.config = replace(policy.config, loop_penalty=1000.0)
+        lowered = policy.scores(*args, trace)
+        for action, before, after in zip(admissible, plain, lowered, strict=True):
+            assert after == pytest.approx(before - 1000.0 if action == away else before), action
+        assert policy.act(*args, trace) != away
+        # the same cycle with score gained on the way is not a loop
+        gained = [(here, 0.0), ("elsewhere", 0.5), (here, 0.5)]
+        assert policy.scores(*args, gained) == pytest.approx(plain)
+        # without a trace the observations stand for the states, and `here` recurs
+        again = [("look", here), (away, "Elsewhere."), ("undo", here)]
+        assert policy.act(probe.instruction, here, again, admissible) != away
+        with pytest.raises(UsageError, match="trace holds 2"):
+            policy.act(*args, trace[:2])
+
+
+class _Recorder:
+    """An environment that records each episode's (view, score, admissible, action) steps."""
+
+    def __init__(self, env: TextWorldExpress) -> None:
+        self.env = env
+        self.episodes: list[list[tuple[str, float, list[str], str]]] = []
+        self._here: tuple[str, float] = ("", 0.0)
+
+    def reset(self, task: Task):  # type: ignore[no-untyped-def]
+        obs = self.env.reset(task)
+        self.episodes.append([])
+        self._here = (obs.payload["view"], obs.payload["score"])
+        return obs
+
+    def admissible_actions(self) -> list[str] | None:
+        return self.env.admissible_actions()
+
+    def step(self, action: str):  # type: ignore[no-untyped-def]
+        self.episodes[-1].append((*self._here, self.env.admissible_actions() or [], action))
+        obs = self.env.step(action)
+        self._here = (obs.payload["view"], obs.payload["score"])
+        return obs
+
+
+def test_evaluation_with_the_loop_penalty_repeats_no_looping_action(
+    policies: dict[str, Policy], env: TextWorldExpress, tmp_path: Path
+) -> None:
+    path = tmp_path / "il.pt"
+    policies["il"].save(path)
+    policy = Policy.load(path)
+    policy.config = replace(policy.config, loop_penalty=1000.0)
+    recorder = _Recorder(env)
+    tasks = env.tasks("test-ood", ["coin"], limit=4)
+    got = evaluate(policy, recorder, tasks, max_steps=20)  # type: ignore[arg-type]
+    assert len(got.tasks) == 4 and sum(len(e) for e in recorder.episodes) > 0
+    for episode in recorder.episodes:
+        views = [(v, s) for v, s, _, _ in episode]
+        for t, (_, _, admissible, action) in enumerate(episode):
+            trace = views[: t + 1]
+            avoid = looped([a for _, _, _, a in episode[:t]], trace)
+            # a looping action is taken again only when every admissible one loops
+            assert action not in avoid or set(admissible) <= avoid, (t, action)

@@ -77,6 +77,8 @@ def test_a_failed_tactic_is_invalid_and_the_episode_goes_on(env: ProofEnvironmen
     assert wrong.text.startswith("Error (unknown_identifier): The reference no_such_lemma")
     assert wrong.payload["goals"] == before.payload["goals"]
     assert before.text in wrong.text
+    # the view is the state without the error: a failed tactic leaves it as it was
+    assert wrong.payload["view"] == before.payload["view"] == before.text
 
     # The failed tactic was never applied: the rest of the expert proof still closes it.
     for tactic in env.gold_actions()[1:]:

@@ -224,3 +224,27 @@ def test_the_score_line_says_when_a_placement_cost_or_earned_points() -> None:
     with TextWorldExpress(games=["twc"], verbose=True) as plain:
         plain.reset(task)
         assert "score" not in plain.step(f"take {item}").text.lower()
+
+
+def test_the_view_is_the_state_without_the_actions_answer() -> None:
+    with TextWorldExpress(games=["twc"], verbose=True, score_line=True) as env:
+        task = env.tasks("train", ["twc"], limit=1)[0]
+        start = env.reset(task)
+        gold = env.gold_actions()
+        assert gold is not None
+        item = next(a for a in gold if a.startswith("put ")).removeprefix("put ").split(" in ")[0]
+        taken = env.step(f"take {item}")
+        assert taken.payload["view"] != start.payload["view"]
+        assert item in taken.payload["view"]  # the inventory holds it now
+        wrong = next(
+            a
+            for a in env.admissible_actions() or []
+            if a.startswith(f"put {item} in ") and a not in gold
+        )
+        put = env.step(wrong)
+        back = env.step(f"take {item}")
+        # the take undid the put: the view is the one before it, while the put's answer
+        # ("You put ...", the score line) is in the text and not in the view
+        assert back.payload["view"] == taken.payload["view"]
+        assert "You put" in put.text and "You put" not in put.payload["view"]
+        assert put.payload["view"] != taken.payload["view"]
