@@ -142,19 +142,18 @@ VARIANTS: list[dict[str, Any]] = [
     {"kinds": 0.25, "kinds_source": "both"},
     {"kinds": 0.5, "kinds_subject": False},
     {"kinds": 0.5, "kinds_min_similarity": 0.45},
-    # the person channel (what the one named person said, nearest the question's focus) is
-    # off by default; tried switched on, and on "when" questions too
+    # the person channel (what the one named person said, nearest the question's focus), on
+    # by default for the questions with no one best turn (an aggregate question, or a short
+    # focus) and with one search per person for "X and Y both"; tried off, at other weights,
+    # for every question, without pairs, deeper, and on "when" questions too
+    {"person": 0.0},
     {"person": 0.4},
-    {"person": 0.6},
     {"person": 1.0},
-    {"person": 0.6, "person_depth": 120},
-    {"person": 0.6, "person_when": True},
-    # the person channel weighted by need: only for questions with no one best turn (an
-    # aggregate question, or a short focus), and one search per person for "X and Y both"
-    {"person": 0.6, "person_by_form": True},
-    {"person": 1.0, "person_by_form": True},
-    {"person": 0.6, "person_by_form": True, "person_pairs": True},
-    {"person": 0.6, "person_pairs": True},
+    {"person_by_form": False},
+    {"person_max_focus": 3},
+    {"person_pairs": False},
+    {"person_depth": 120},
+    {"person_when": True},
 ]
 GRAPH_CHANNELS = ("graph", "spread")
 

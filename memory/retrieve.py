@@ -14,7 +14,7 @@ Channels (each returns ranked item ids from an index, never a scan):
 - ``kinds``: for a list question ("What activities does Melanie partake in?"), the facts
   tagged with the stored concepts that WordNet files under its head noun and those nearest
   it by embedding (:mod:`~lemmata.memory.kinds`);
-- ``person`` (off by default): for a question that names exactly one of the people who speak
+- ``person``: for a question that names exactly one of the people who speak
   in the memory, that person's own facts nearest the question's *focus* (its words without
   the name and the question's frame: "What is Caroline's relationship status?" ->
   "relationship status"), a second nearest-neighbour query that the whole question's
@@ -87,7 +87,8 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
     # 0.772/0.858/0.778/0.696 alone, 0.777/0.858/0.785/0.695 fused, 0.777/0.858/0.789/0.695
     # for the embeddings). Switch it on with a weight
     "kinds": 0.0,
-    "person": 0.0,
+    # on, for the questions that need it (RetrievalConfig.person_by_form, person_pairs)
+    "person": 0.6,
     "adjacent": 0.4,
     "recency": 0.1,
     "dated": 0.4,
@@ -138,15 +139,12 @@ class RetrievalConfig:
     # conversation left out, the tuning chose 0.3 in one fold of four (the kinds channel at
     # 0.5 in the other three); left-out recall@10 0.772, multi-hop 0.437
     list_speaker_boost: float = 0.0
-    # the person channel (weight ``person``, off by default): how many of the items nearest
-    # the question's focus are read to find the named person's own, and whether "when"
-    # questions use it. On LoCoMo's four development conversations (in-sample), weight 0.4 to
-    # 1.0 raised multi-hop recall@10 from 0.433 to 0.46-0.49 and cost single-hop (0.892 ->
-    # 0.87-0.89) and temporal questions (0.870 -> 0.86) nearly as much: overall 0.771 ->
-    # 0.770-0.776 (best: weight 0.6, depth 60). Chosen with each conversation left out
-    # (benchmarks/locomo_retrieval.py: weight 0.4, 0.6, 0.4 and list_speaker_boost 0.3 in
-    # the four folds), left-out recall@10 0.767 against the defaults' 0.771 (multi-hop 0.456
-    # against 0.433, single-hop 0.878 against 0.892), so it stays off
+    # the person channel (weight ``person``): how many of the items nearest the question's
+    # focus are read to find the named person's own, and whether "when" questions use it.
+    # For every question that names one person (no gate), with each LoCoMo development
+    # conversation left out, it gave recall@10 0.767 against 0.771 off (multi-hop 0.456
+    # against 0.433, single-hop 0.878 against 0.892): it pushed the one exact turn of
+    # single-hop questions out, hence the gate below
     person_depth: int = 60
     person_when: bool = False
     # weighting the person channel by need (``person_by_form``): the channel's losses were
@@ -155,13 +153,17 @@ class RetrievalConfig:
     # aggregate questions with no single best turn ("What items has Melanie bought?") and
     # short attribute questions ("What is Caroline's relationship status?"). With it, the
     # channel runs only for an aggregate question (lemmata.memory.kinds.aggregate_question)
-    # or one whose focus has at most ``person_max_focus`` words
-    person_by_form: bool = False
+    # or one whose focus has at most ``person_max_focus`` words. Chosen with each LoCoMo
+    # development conversation left out (weight 0.6 or 1.0, by form, with pairs in three folds
+    # of four): left-out recall@10 0.777 against 0.771 with the channel off (multi-hop 0.480
+    # against 0.433, temporal 0.870 both, open-domain 0.487 against 0.440, single-hop 0.882
+    # against 0.892); in-sample 0.784 (multi-hop 0.475, single-hop 0.896), 163.5 tokens
+    person_by_form: bool = True
     person_max_focus: int = 4
     # a question that joins two speakers as one subject ("What do Jon and Gina both like?",
     # lemmata.memory.kinds.joined_people) reads each one's own facts nearest its focus,
     # interleaved (one embedding and one nearest-neighbour query as for one person)
-    person_pairs: bool = False
+    person_pairs: bool = True
     # a learned reordering of the best fused candidates (see lemmata.memory.rerank); None
     # keeps the fused order. Off by default: on LoCoMo's development split, fitted on three
     # conversations and scored on the fourth (scripts/fit_rerank.py), the shipped weights'

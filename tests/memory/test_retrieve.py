@@ -164,7 +164,7 @@ def test_by_form_the_person_channel_serves_only_questions_without_one_best_turn(
     # a question about one exact thing (a long focus, no word of number) is left to the rest
     exact = "How did Caroline feel about the dentist visit she had on Monday morning?"
     assert not _drawn(mem, exact)
-    mem.retrieval = _with_person(2.0)
+    mem.retrieval = _with_person(2.0, person_by_form=False)
     assert _drawn(mem, exact)
     mem.close()
 
@@ -180,8 +180,8 @@ def test_a_question_about_two_people_reads_each_ones_own_turns(
         mem.add_episode(f"Order {n} for the store shipped today.", speaker="Gina")
     mem.consolidate()
     question = "How do Jon and Gina both like to unwind?"
-    mem.retrieval = _with_person(1.0)
-    assert not _drawn(mem, question)  # one named person only, by default
+    mem.retrieval = _with_person(1.0, person_pairs=False)
+    assert not _drawn(mem, question)  # one named person only, without pairs
     mem.retrieval = _with_person(1.0, person_pairs=True)
     drawn = _drawn(mem, question)
     sources = {e for i in drawn for e in i.provenance}
