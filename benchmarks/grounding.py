@@ -15,7 +15,7 @@ Font Awesome shape match alone), ``icons-new`` (the icon encoder alone), ``fused
 ``fused-new`` (OCR text with either, Consensus-SinglePeak, crop-and-zoom). Splits: screens whose
 icons are Font Awesome glyphs, from the seen sets (trained on), or from the unseen sets
 (:data:`~lemmata.gui.icon_library.HELD_OUT`, never trained or tuned on), and ``realapp``: real
-web applications (TensorBoard, Netron, Bokeh, Material for MkDocs, Streamlit; ``pip install
+web applications (TensorBoard, Netron, Bokeh, Datasette, Material for MkDocs, Streamlit; ``pip install
 'lemmata[realapps]'``) started on 127.0.0.1 and captured in Chromium at 1920x1080 and 1366x768 by
 :mod:`lemmata.gui.realapps`, with the hand-written functional instructions of
 ``gui/data/realapps.toml``. Its held-out applications (``held_out`` there: mkdocs-material, chosen
@@ -190,7 +190,11 @@ def _run_split(
     from lemmata.gui.realapps import load_data
 
     dev = [it for it in items if not it.extra.get("held_out")]
+    if args.apps:
+        dev = [it for it in dev if it.extra.get("app") in args.apps]
     out = {"development": _run_items(args, f"{split}-dev", dev, anchors)}
+    if args.development_only:
+        return out
     for app in load_data().held_out:
         sealed = [it for it in items if it.extra.get("held_out") and it.extra.get("app") == app]
         if not sealed:
@@ -198,6 +202,7 @@ def _run_split(
         closed = _run_items(args, f"{split}-held-out", sealed, anchors)
         for res in closed["configs"].values():
             res.pop("misses")  # a held-out application is read as totals only
+            res.pop("rows")
         out[f"held out ({app})"] = closed
     return out
 
@@ -248,6 +253,7 @@ def _run_items(
             "seconds_per_query_p95": sorted(times)[int(0.95 * (len(times) - 1))],
             "seconds_per_query_1920x1080_median": statistics.median(big) if big else None,
             "misses": [r for r in res.rows if not r["correct"]],
+            "rows": res.rows,
         }
     return {
         "screens": len(images),
@@ -292,6 +298,25 @@ def _print_split(split: str, summary: dict[str, Any]) -> None:
     )
 
 
+def _print_by_app(summary: dict[str, Any]) -> None:
+    """fused-new's right / all by development application and kind of target."""
+    rows = summary["configs"]["fused-new"].get("rows", [])
+    apps = sorted({r.get("app", "?") for r in rows})
+    print("fused-new by development application (right / all):")
+    for app in apps:
+        cells = []
+        for kind in ("text", "icon", "negative"):
+            mine = [
+                r
+                for r in rows
+                if r.get("app", "?") == app
+                and ("negative" if r["negative"] else r["ui_type"]) == kind
+            ]
+            right = sum(r["correct"] for r in mine)
+            cells.append(f"{kind} {right}/{len(mine)}" if mine else f"{kind} -")
+        print(f"  {app:18}" + "  ".join(cells))
+
+
 def _print_misses(summary: dict[str, Any]) -> None:
     for name, res in summary["configs"].items():
         if name != "fused-new":
@@ -329,11 +354,27 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(CONFIGS),
         help="configurations to run (comma-separated; fused-new always runs), default: all",
     )
+    ap.add_argument(
+        "--development-only",
+        action="store_true",
+        help="realapp: ground only the development applications (while iterating: the held-out "
+        "ones are run once per final candidate)",
+    )
+    ap.add_argument(
+        "--apps",
+        help="realapp: the development applications to ground (comma-separated; default: all)",
+    )
+    ap.add_argument(
+        "--ocr-cache",
+        help="keep each screen's OCR reading in this folder and reuse it in later runs (while "
+        "iterating; the OCR seconds printed are then those of reading the cache)",
+    )
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
     args.configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    args.apps = [a.strip() for a in args.apps.split(",") if a.strip()] if args.apps else None
     unknown = sorted(set(args.configs) - set(CONFIGS))
     if unknown:
         ap.error(f"--configs: unknown {unknown}; choose among {', '.join(CONFIGS)}")
@@ -363,7 +404,8 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(new, "inactive", None):
         print(f"icon encoder inactive: {new.inactive}", file=sys.stderr)
     new.ocr = text.ocr
-    text.ocr.cache_dir = None  # time OCR for real, once per image, in this run
+    # time OCR for real, once per image, in this run (unless --ocr-cache asks to reuse readings)
+    text.ocr.cache_dir = Path(args.ocr_cache) if args.ocr_cache else None
     text.ocr._cache_size = 10_000  # and keep every reading for the configurations below
     anchors = {"text": text, "old": old, "new": new}
     out: dict[str, Any] = {}
@@ -399,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     for split, summary in out.items():
         _print_split(split, summary)
         if split == "realapp development":  # held-out applications are read as totals only
+            _print_by_app(summary)
             _print_misses(summary)
     print(
         "\nsummary (fused = OCR text + icon anchor; old = Font Awesome shape match, new = icon encoder)"

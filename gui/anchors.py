@@ -247,6 +247,18 @@ class TextAnchor(_CandidateAnchor):
         result: list[tuple[str, Box, float]] = screen.cache[key]
         return result
 
+    def vocabulary(self, screen: Screen) -> set[str]:
+        """The words the screen says (lower case, letters only)."""
+        if "vocabulary" not in screen.cache:
+            screen.cache["vocabulary"] = {
+                t
+                for w in screen.ocr(self.ocr).words
+                for t in _TOKEN.findall(w.text.lower())
+                if len(t) >= 2
+            }
+        result: set[str] = screen.cache["vocabulary"]
+        return result
+
     def tails(self, screen: Screen, max_words: int = 8) -> list[str]:
         """For each of :meth:`spans`, the words that follow it in its visual phrase."""
         self.spans(screen, max_words)
@@ -306,7 +318,7 @@ class TextAnchor(_CandidateAnchor):
         scores = np.maximum(scores, partial)
         if query is not None and query.relation is None and query.kind != "text":
             texts = [t for t, _, _ in spans]
-            scores = np.maximum(scores, _overlaps(query, texts))
+            scores = np.maximum(scores, _overlaps(query, texts, self.vocabulary(screen)))
             tails = [self.tails(screen)[i] for i in kept]
             scores = np.maximum(scores, _conventions(query.instruction, texts, tails))
         if self.embedder is not None and len(phrase) > 2:
@@ -358,6 +370,8 @@ _OBJECT_END = {
     "which", "who", "is", "are", "at",
 }  # fmt: skip
 _LOOKING = frozenset({"read", "look", "see", "inspect", "examine", "watch", "study"})
+# going to a thing is done by clicking its name: no glyph draws it
+_GOING = frozenset({"open", "browse", "visit", "view", "display"})
 _TOKEN = re.compile(r"[^\W\d_]+")
 
 
@@ -387,12 +401,14 @@ def _same_word(a: str, b: str) -> bool:
 def _instruction_keywords(instruction: str) -> dict[str, float]:
     """The words of an instruction that a label could share, each with its weight: the object
     of the action (the words after its first article, up to a preposition or a relative: "the
-    text" in "read the text that the runs logged") weighs 2, the other words 1; filler words
-    (articles, prepositions, clicking verbs) are left out."""
+    text" in "read the text that the runs logged") weighs 2, but its last word, the kind of
+    thing it is, 1 when other words come before it ("the crime novels"); the other words weigh
+    1; filler words (articles, prepositions, clicking verbs) are left out."""
     words = _TOKEN.findall(instruction.lower())
     out: dict[str, float] = {}
     in_object = False
     seen_article = False
+    head: list[str] = []  # the object's words, in order
     for w in words:
         if w in _ARTICLE and not seen_article:
             seen_article = in_object = True
@@ -402,11 +418,24 @@ def _instruction_keywords(instruction: str) -> dict[str, float]:
         if w in _FILLER or len(w) < 2:
             continue
         out[w] = max(out.get(w, 0.0), 2.0 if in_object else 1.0)
+        if in_object:
+            head.append(w)
+    if len(head) >= 2 and head.count(head[-1]) == 1:
+        # the object's last word is its kind ("the crime novels", "the members table"); a
+        # label names the thing by the words before it ("Crime", "members")
+        out[head[-1]] = 1.0
     return out
 
 
+ABSENT = 0.5  # the weight of an instruction word that no text on the screen says
+
+
 def _word_overlap(
-    keywords: dict[str, float], label: str, verb: frozenset[str] = frozenset()
+    keywords: dict[str, float],
+    label: str,
+    verb: frozenset[str] = frozenset(),
+    absent: frozenset[str] = frozenset(),
+    action: frozenset[str] = frozenset(),
 ) -> float:
     """How well a label matches an instruction by the words they share, in [0, 0.9]: the share
     of the label's words found in the instruction times 0.25 + 0.65 x the (weighted) share of
@@ -415,8 +444,15 @@ def _word_overlap(
     "filter the runs by name" scores 0.77, "batch_norm" for "inspect the batch normalisation
     layer" 0.65, "Changes" for "store the changes" 0.55, "Runs" for "delete the selected run"
     0.41: wording a label's words as an action finds it, one word of a longer request does
-    not."""
+    not. Words of the instruction in ``absent`` (said by no text on the screen: "novels" in
+    "show only the crime novels" where a facet says "Crime") weigh :data:`ABSENT` times as
+    much: a label cannot hold what the screen does not say, and users describe what they
+    click in words of their own; but a label that says only the ``action`` ("Open..." for
+    "open the preferences") where the screen says nothing else of the instruction counts
+    :data:`SUBJECT` x."""
     tokens = [t for t in _TOKEN.findall(label.lower()) if len(t) >= 2 and t not in _FILLER]
+    if absent:
+        keywords = {k: w * (ABSENT if k in absent else 1.0) for k, w in keywords.items()}
     total = sum(keywords.values())
     if not tokens or not total:
         return 0.0
@@ -433,6 +469,8 @@ def _word_overlap(
     if verb and hits == 1 and not found & verb:
         # one word of the object, the action not named ("Changes" for "store the changes"): a
         # label for the object alone, as weak as a subject match (an icon may draw the action)
+        score *= SUBJECT
+    elif found and found <= action and all(k in absent for k in keywords if k not in action):
         score *= SUBJECT
     return score
 
@@ -523,15 +561,26 @@ def _conventions(instruction: str, texts: list[str], tails: list[str] | None = N
     return out
 
 
-def _overlaps(query: Query, texts: list[str]) -> np.ndarray:
+def _overlaps(query: Query, texts: list[str], shown: set[str] | None = None) -> np.ndarray:
+    """:func:`_word_overlap` of each text; ``shown``: the words the screen says (none given:
+    every word of the instruction counts as said)."""
     keywords = _instruction_keywords(query.instruction)
-    # looking at a thing names no control ("look at the final linear layer"): only an action
-    # that an icon could draw lets a label of its object alone lose to that icon
-    verb = frozenset(_TOKEN.findall(query.verb.lower())) & set(keywords) - _LOOKING
+    # looking at a thing, or going to it, names no control ("look at the final linear layer",
+    # "open the members table"): only an action that an icon could draw lets a label of its
+    # object alone lose to that icon
+    action = frozenset(_TOKEN.findall(query.verb.lower())) & set(keywords)
+    verb = action - _LOOKING - _GOING
+    absent: frozenset[str] = frozenset()
+    if shown is not None:
+        absent = frozenset(
+            k
+            for k in keywords
+            if k not in verb and k not in shown and not any(_same_word(k, w) for w in shown)
+        )
     cache: dict[str, float] = {}
     for t in texts:
         if t not in cache:
-            cache[t] = _word_overlap(keywords, t, verb)
+            cache[t] = _word_overlap(keywords, t, verb, absent, action)
     return np.array([cache[t] for t in texts], dtype=np.float32)
 
 
@@ -586,15 +635,21 @@ class IconAnchor(_CandidateAnchor):
             else:
                 # words read cleanly are text, not icons; a glyph read as "©Refresh" is kept, and
                 # so is one read as a word in a box about as wide as it is tall (a house read
-                # as "fat"): three letters or more do not fit there
+                # as "fat"): three letters or more do not fit there. Numbers of two digits or
+                # more read surely are text too (a table's ids, counts), whatever their width.
                 text = (
                     [
                         w.box
                         for w in screen.ocr(self.ocr).words
                         if w.conf > 0.8
-                        and len(w.text) >= 3
-                        and w.text.isalpha()
-                        and w.box[2] - w.box[0] > 1.2 * (w.box[3] - w.box[1])
+                        and (
+                            (
+                                len(w.text) >= 3
+                                and w.text.isalpha()
+                                and w.box[2] - w.box[0] > 1.2 * (w.box[3] - w.box[1])
+                            )
+                            or (len(w.text) >= 2 and w.text.isdigit())
+                        )
                     ]
                     if self.ocr is not None
                     else []

@@ -5,7 +5,10 @@ Given maps ``H_a`` in [0, 1] on one grid and weights ``w_a``:
 - **consensus**: the weighted mean of the *active* anchors (those whose map rises above
   ``active``), times ``1 + agreement * (k - 1)`` where ``k`` is the number of anchors above
   ``agree`` at that cell: where anchors agree the evidence adds up, and an anchor that sees
-  nothing on this screen (no text, no icon) neither dilutes nor vetoes the others;
+  nothing on this screen (no text, no icon) neither dilutes nor vetoes the others; nor does
+  an anchor sure of nothing (its maximum below ``peak``) where it is silent, once another is
+  sure of something (a glyph drawn twice, no single peak, keeps its height beside a text map
+  woken only weakly by a title elsewhere);
 - **single peak**: an anchor whose map has one sharp peak (its maximum at least ``peak`` and
   every other peak, outside the maximum's own blob, below ``ratio`` times the maximum) keeps
   that peak at full height even where the others disagree;
@@ -95,7 +98,16 @@ def consensus_single_peak(
         return FusionResult(zero, zero, [], [])
     stack = torch.stack([maps[n] for n in active])
     wt = torch.tensor([w[n] for n in active], dtype=stack.dtype)[:, None, None]
-    mean = (stack * wt).sum(0) / wt.sum()
+    sure = torch.tensor([float(maps[n].max()) >= cfg.peak for n in active])
+    if bool(sure.any()) and not bool(sure.all()):
+        # an anchor sure of nothing (its maximum below the peak) does not dilute a sure one
+        # where it is silent: a weak text map woken by a title elsewhere leaves a sure icon
+        # as it is, and still adds where it agrees
+        speaks = sure[:, None, None] | (stack >= cfg.agree)
+        cell = wt * speaks.to(stack.dtype)
+        mean = (stack * cell).sum(0) / cell.sum(0).clamp(min=1e-6)
+    else:
+        mean = (stack * wt).sum(0) / wt.sum()
     agreeing = (stack >= cfg.agree).sum(0).clamp(min=1).to(stack.dtype)
     consensus = (mean * (1 + cfg.agreement * (agreeing - 1))).clamp(0, 1)
     fused = consensus.clone()

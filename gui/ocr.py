@@ -15,7 +15,7 @@ import json
 import os
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,13 +48,49 @@ class Word:
 @dataclass
 class OcrResult:
     words: list[Word]
+    _lines: list[list[Word]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def lines(self) -> list[list[Word]]:
-        """The words grouped by line, left to right."""
+        """The words grouped by line, left to right. Two of the reader's lines that sit on one
+        row and meet or interleave there are one line: a label split between passes or blocks
+        ("View" and "SQL" read in one, "and edit" in the other) is read whole."""
+        if self._lines is not None:
+            return [list(line) for line in self._lines]
         by: dict[int, list[Word]] = {}
         for w in self.words:
             by.setdefault(w.line, []).append(w)
-        return [sorted(ws, key=lambda w: w.box[0]) for _, ws in sorted(by.items())]
+        groups = [sorted(ws, key=lambda w: w.box[0]) for _, ws in sorted(by.items())]
+        merged = True
+        while merged:
+            merged = False
+            for i in range(len(groups)):
+                for j in range(i + 1, len(groups)):
+                    if _one_line(groups[i], groups[j]):
+                        groups[i] = sorted(groups[i] + groups[j], key=lambda w: w.box[0])
+                        del groups[j]
+                        merged = True
+                        break
+                if merged:
+                    break
+        self._lines = groups
+        return [list(line) for line in groups]
+
+
+def _one_line(a: list[Word], b: list[Word]) -> bool:
+    """Whether two lines of words are parts of one: on the same row (their heights alike and
+    overlapping by most of the smaller), and meeting within a word space (three quarters of the
+    height) or interleaving."""
+    ay1, ay2 = min(w.box[1] for w in a), max(w.box[3] for w in a)
+    by1, by2 = min(w.box[1] for w in b), max(w.box[3] for w in b)
+    ha, hb = ay2 - ay1, by2 - by1
+    if min(ha, hb) <= 0 or max(ha, hb) > 1.5 * min(ha, hb):
+        return False
+    if min(ay2, by2) - max(ay1, by1) < 0.6 * min(ha, hb):
+        return False
+    ax1, ax2 = min(w.box[0] for w in a), max(w.box[2] for w in a)
+    bx1, bx2 = min(w.box[0] for w in b), max(w.box[2] for w in b)
+    gap = max(ax1, bx1) - min(ax2, bx2)
+    return gap <= 0.75 * min(ha, hb)
 
 
 class OcrEngine:

@@ -785,6 +785,107 @@ def _streamlit_app(root: Path) -> None:
     (root / "tides.py").write_text(_STREAMLIT_APP)
 
 
+_LIBRARY_METADATA = {
+    "title": "Harbour Street Library",
+    "description": "Books, members and loans of a small lending library.",
+    "license": "CC BY 4.0",
+    "license_url": "http://127.0.0.1/licence",
+    "databases": {
+        "library": {
+            "queries": {
+                "overdue": {
+                    "title": "Overdue loans",
+                    "description": "Loans past their due date on a given day.",
+                    "sql": "select loans.id, books.title, members.name, loans.due from loans "
+                    "join books on books.id = loans.book_id "
+                    "join members on members.id = loans.member_id where loans.due < :day "
+                    "and loans.returned is null order by loans.due",
+                }
+            }
+        }
+    },
+}
+
+
+def _library_db(root: Path) -> None:
+    """A lending library's SQLite database (books, members, loans) and Datasette metadata with a
+    canned query."""
+    import random
+    import sqlite3
+
+    rng = random.Random(0)
+    genres = ["Poetry", "History", "Science", "Travel", "Cookery", "Crime", "Children"]
+    words = [
+        "Salt",
+        "Harbour",
+        "Winter",
+        "Lantern",
+        "Tide",
+        "Orchard",
+        "Granite",
+        "Heron",
+        "Copper",
+        "Meadow",
+        "Signal",
+        "Ember",
+        "Quarry",
+        "Willow",
+        "Compass",
+        "Ferry",
+    ]
+    nouns = ["Atlas", "Letters", "Kitchen", "Notebook", "Almanac", "Voyage", "Garden", "Ledger"]
+    db = sqlite3.connect(root / "library.db")
+    db.executescript(
+        "create table books (id integer primary key, title text, author text, genre text, "
+        "year integer, pages integer, shelf text);"
+        "create table members (id integer primary key, name text, joined text, postcode text);"
+        "create table loans (id integer primary key, book_id integer references books(id), "
+        "member_id integer references members(id), borrowed text, due text, returned text);"
+    )
+    first = ["Ada", "Bram", "Cleo", "Dev", "Esme", "Finn", "Greta", "Hugo", "Iris", "Jonah"]
+    last = ["Marsh", "Okafor", "Lind", "Petrov", "Quinn", "Rowe", "Sato", "Tran"]
+    for i in range(1, 121):
+        db.execute(
+            "insert into books values (?, ?, ?, ?, ?, ?, ?)",
+            (
+                i,
+                f"The {rng.choice(words)} {rng.choice(nouns)}",
+                f"{rng.choice(first)} {rng.choice(last)}",
+                rng.choice(genres),
+                rng.randint(1950, 2024),
+                rng.randint(90, 620),
+                f"{rng.choice('ABCDEF')}{rng.randint(1, 9)}",
+            ),
+        )
+    for i in range(1, 41):
+        db.execute(
+            "insert into members values (?, ?, ?, ?)",
+            (
+                i,
+                f"{rng.choice(first)} {rng.choice(last)}",
+                f"20{rng.randint(15, 24)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+                f"HS{rng.randint(1, 9)} {rng.randint(1, 9)}{rng.choice('ABDEF')}{rng.choice('GHJLN')}",
+            ),
+        )
+    for i in range(1, 301):
+        day = rng.randint(1, 28)
+        returned = None if rng.random() < 0.3 else f"2024-0{rng.randint(2, 4)}-{day:02d}"
+        db.execute(
+            "insert into loans values (?, ?, ?, ?, ?, ?)",
+            (
+                i,
+                rng.randint(1, 120),
+                rng.randint(1, 40),
+                f"2024-01-{day:02d}",
+                f"2024-02-{day:02d}",
+                returned,
+            ),
+        )
+    db.commit()
+    db.close()
+    (root / "metadata.json").write_text(json.dumps(_LIBRARY_METADATA, indent=1))
+
+
 _PY = sys.executable
 APPS: dict[str, App] = {
     "tensorboard": App(
@@ -824,6 +925,13 @@ APPS: dict[str, App] = {
         prepare=_streamlit_app,
         modules=("streamlit",),
         ready_path="/_stcore/health",
+    ),
+    "datasette": App(
+        "datasette",
+        (_PY, "-m", "datasette", "serve", "{dir}/library.db", "--metadata", "{dir}/metadata.json",
+         "--host", "127.0.0.1", "--port", "{port}", "--setting", "default_page_size", "25"),
+        prepare=_library_db,
+        modules=("datasette",),
     ),
 }  # fmt: skip
 

@@ -209,3 +209,55 @@ def test_a_convention_does_not_take_a_command_for_something_else(text_grounder, 
     """ "search for a node" on a screen with no Find or Search: refused, not the nearest label."""
     img, _ = toolbar
     assert text_grounder.ground(img, "search for a node").abstained
+
+
+@pytest.fixture(scope="module")
+def facets():  # type: ignore[no-untyped-def]
+    """A database browser's page (drawn here): a title, a facet list of genres with their
+    counts, and a list of tables; each label's box."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    img = Image.new("RGB", (900, 420), (250, 250, 250))
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype("DejaVuSans.ttf", 15)
+    big = ImageFont.truetype("DejaVuSans-Bold.ttf", 26)
+    draw.text((20, 14), "library", fill=(20, 20, 20), font=big)
+    boxes = {}
+    rows = [("genre", 70)] + [
+        (g, 100 + 26 * i) for i, g in enumerate(["Crime", "Poetry", "Travel"])
+    ]
+    rows += [("Tables", 220)] + [(t, 250 + 30 * i) for i, t in enumerate(["members", "loans"])]
+    for label, y in rows:
+        heading = label in ("genre", "Tables")
+        x = 20 if heading else 36
+        draw.text((x, y), label, fill=(20, 20, 20) if heading else (30, 90, 160), font=font)
+        w = draw.textlength(label, font=font)
+        if not heading:
+            draw.text((x + w + 8, y), str(len(label) * 3), fill=(20, 20, 20), font=font)
+        boxes[label] = (x - 2, y - 2, x + w + 2, y + 20)
+    return img, boxes
+
+
+@pytest.mark.parametrize(
+    ("instruction", "label"),
+    [
+        ("show only the crime novels", "Crime"),  # "novels" is said by nothing on the screen
+        ("open the members table", "members"),  # "table" is the kind; going there is a click
+    ],
+)
+def test_a_short_label_is_found_among_the_users_own_words(
+    text_grounder, facets, instruction, label
+) -> None:  # type: ignore[no-untyped-def]
+    img, boxes = facets
+    g = text_grounder.ground(img, instruction)
+    box = boxes[label]
+    assert not g.abstained and g.point is not None, g.anchors
+    assert box[0] <= g.point[0] <= box[2] and box[1] <= g.point[1] <= box[3], (g.point, g.anchors)
+
+
+@pytest.mark.parametrize("instruction", ["delete the members table", "print the travel guides"])
+def test_an_action_no_label_says_on_a_named_thing_is_refused(
+    text_grounder, facets, instruction
+) -> None:  # type: ignore[no-untyped-def]
+    img, _ = facets
+    assert text_grounder.ground(img, instruction).abstained

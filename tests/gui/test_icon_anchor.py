@@ -251,3 +251,34 @@ def test_without_a_list_of_trained_texts_every_concept_reads_as_before() -> None
     anchor.encoder.meta.pop("text_concepts")
     anchor2 = EncodedIconAnchor(anchor.encoder, anchor.embedder)
     assert not anchor2._untrained_text().any()
+
+
+def test_numbers_in_a_table_are_not_taken_for_icons(tmp_path: Path, grounder) -> None:  # type: ignore[no-untyped-def]
+    """A table's id column (bold two- and three-digit numbers) beside a toolbar of glyphs: the
+    numbers are read as text, so no icon candidate stands on them."""
+    from PIL import ImageDraw, ImageFont
+
+    img, boxes = _screen(tmp_path, dark=False)
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype("DejaVuSans-Bold.ttf", 15)
+    numbers = []
+    for i, n in enumerate(["14", "52", "61", "107"]):
+        draw.text((40, 80 + 28 * i), n, fill=(30, 90, 160), font=font)
+        numbers.append(draw.textbbox((40, 80 + 28 * i), n, font=font))
+    anchor = grounder.anchors[1]
+    elements = anchor.elements(grounder.screen(img))
+    on_numbers = [
+        e
+        for e in elements
+        if any(_inside(((e.box[0] + e.box[2]) / 2, (e.box[1] + e.box[3]) / 2), b) for b in numbers)
+    ]
+    assert not on_numbers, on_numbers
+    on_icons = [
+        e
+        for e in elements
+        if any(
+            _inside(((e.box[0] + e.box[2]) / 2, (e.box[1] + e.box[3]) / 2), b)
+            for b in boxes.values()
+        )
+    ]
+    assert len(on_icons) >= 3

@@ -47,3 +47,22 @@ def test_a_plain_word_keeps_its_box(mono: bool) -> None:
     img, box, _ = _label("none", mono=mono)
     words = [Word("Publish", box, 0.9, 0), Word("blank", (200.0, 5.0, 250.0, 20.0), 0.5, 0)]
     assert trim_glued_icons(img, OcrResult(words)).words == words
+
+
+def test_a_label_read_in_two_lines_is_one_line() -> None:
+    """Tesseract may put "View ... SQL" in one line and "and edit" in another (two passes or
+    blocks): on one row and meeting there, they are one line, left to right; a line on the
+    next row, or far along the same row, stays apart."""
+    from lemmata.gui.ocr import OcrResult, Word
+
+    words = [
+        Word("View", (35.0, 278.0, 72.0, 290.0), 0.95, 4),
+        Word("SQL", (150.0, 278.0, 180.0, 292.0), 0.96, 4),
+        Word("and", (78.0, 278.0, 106.0, 290.0), 0.95, 9),
+        Word("edit", (114.0, 278.0, 144.0, 290.0), 0.95, 9),
+        Word("Apply", (25.0, 240.0, 69.0, 254.0), 0.9, 2),
+        Word("Poetry", (600.0, 278.0, 650.0, 290.0), 0.9, 7),
+    ]
+    lines = [" ".join(w.text for w in line) for line in OcrResult(words).lines()]
+    assert "View and edit SQL" in lines
+    assert "Apply" in lines and "Poetry" in lines and len(lines) == 3

@@ -301,3 +301,45 @@ def test_the_benchmark_never_prints_a_held_out_instruction(
     assert "open the dev menu" in err
     assert "secret" not in err and "hidden" not in err
     assert "2 held-out instruction(s) left out" in err
+
+
+def test_the_benchmark_can_ground_only_the_development_applications(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While iterating, --development-only leaves the held-out applications unground and
+    --apps keeps only the named development applications."""
+    import argparse
+    from types import SimpleNamespace
+
+    import lemmata.gui.realapps as realapps
+
+    bench = _bench()
+    items = [
+        SimpleNamespace(extra={"app": app, "held_out": app == "sealed"})
+        for app in ("devapp", "other", "sealed")
+    ]
+    grounded: list[list[str]] = []
+    monkeypatch.setattr(bench, "_data", lambda *a: tmp_path)
+    monkeypatch.setattr(bench, "load_annotations", lambda *a: items)
+    monkeypatch.setattr(
+        bench,
+        "_run_items",
+        lambda args, split, its, anchors: (
+            grounded.append([it.extra["app"] for it in its]) or {"configs": {}}
+        ),
+    )
+    monkeypatch.setattr(
+        realapps, "load_data", lambda: SimpleNamespace(held_out=("sealed",), pages=[])
+    )
+
+    def run(**kw: Any) -> dict[str, Any]:
+        grounded.clear()
+        args = argparse.Namespace(format="x", calibrate=False, **kw)
+        return dict(bench._run_split(args, str(tmp_path), "realapp", {}))
+
+    assert list(run(development_only=True, apps=None)) == ["development"]
+    assert grounded == [["devapp", "other"]]
+    assert list(run(development_only=True, apps=["other"])) == ["development"]
+    assert grounded == [["other"]]
+    assert list(run(development_only=False, apps=None)) == ["development", "held out (sealed)"]
+    assert grounded == [["devapp", "other"], ["sealed"]]
