@@ -155,6 +155,17 @@ def test_numbers_that_only_look_like_years_stay_numbers() -> None:
     assert detect_time([45000, 45001, 45010], name="income") is None
 
 
+def test_year_text_stacked_country_by_country_is_time_whatever_its_columns_name() -> None:
+    # A long panel's period column named 'obs': each country's years, one block after another.
+    years = [str(y) for y in range(1990, 2014)]
+    form = detect_time(years * 4, name="obs")
+    assert form is not None and form.name == "year"
+    assert detect_time(list(range(1990, 2014)) * 3, name="obs") is not None
+    # Codes that repeat in blocks but do not run up to the same years stay numbers.
+    assert detect_time([2019, 1500, 2750, 1999, 2100, 2200, 2019, 1500, 2750] * 2) is None
+    assert detect_time([1990, 1991, 1992, 1990, 1991, 1992], name="obs") is None  # too short
+
+
 def _csv_folder(tmp_path: Path) -> Path:
     folder = tmp_path / "csv"
     folder.mkdir()

@@ -17,6 +17,7 @@ from typing import Any
 from lemmata.environments.database import quote_ident
 
 __all__ = [
+    "changes_pearson_sql",
     "count_per_entity_sql",
     "entity_slope_sql",
     "equals",
@@ -78,6 +79,18 @@ def pearson_sql(table: str, x: str, y: str, where: Sequence[str] = ()) -> str:
     return (
         f"WITH s AS (SELECT 1.0 * {x} AS x, 1.0 * {y} AS y FROM {quote_ident(table)}"
         f"{_where(where)}), {_PEARSON}"
+    )
+
+
+def changes_pearson_sql(table: str, x: str, y: str, order: str, where: Sequence[str] = ()) -> str:
+    """Pearson r of the period-to-period changes of ``x`` and ``y``, the rows taken in the
+    order of ``order`` (anything SQLite's ``julianday`` reads: ISO text, a Julian day).
+    Needs SQLite's window functions (3.25)."""
+    return (
+        f"WITH v AS (SELECT 1.0 * {x} AS x, 1.0 * {y} AS y, julianday({order}) AS o FROM "
+        f"{quote_ident(table)}{_where(where)}), d AS (SELECT x - LAG(x) OVER (ORDER BY o) AS x, "
+        "y - LAG(y) OVER (ORDER BY o) AS y FROM v), "
+        f"s AS (SELECT x, y FROM d WHERE x IS NOT NULL AND y IS NOT NULL), {_PEARSON}"
     )
 
 

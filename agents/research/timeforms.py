@@ -353,24 +353,44 @@ def _regular(days: Sequence[float]) -> bool:
     )
 
 
+def _stacked(nums: Sequence[float]) -> bool:
+    """Numbers that run up and start again, block after block over much the same values (a
+    panel in long form: each country's years, one block after another), each block at least
+    six long."""
+    runs: list[list[float]] = [[nums[0]]] if nums else []
+    for a, b in zip(nums, nums[1:], strict=False):
+        if b > a:
+            runs[-1].append(b)
+        else:
+            runs.append([b])
+    if len(runs) < 2 or min(len(r) for r in runs) < 6:
+        return False
+    first = set(runs[0])
+    return all(len(set(r) & first) >= 0.8 * max(len(r), len(first)) for r in runs)
+
+
 def detect_time(
     values: Sequence[Any], *, name: str = "", ordered: bool | None = None
 ) -> TimeForm | None:
     """The time form that at least 90% of ``values`` (non-empty) read as, with the evidence it
     needs (see the module's table); None when the column is not a time column.
 
-    ``ordered`` says the values are unique and in row order (a series' index); it is worked out
-    from ``values`` when not given.
+    ``ordered`` says the values are unique and in row order (a series' index), or run up
+    block after block over the same values (a panel's periods, stacked unit by unit); it is
+    worked out from ``values`` when not given.
     """
     present = [v for v in values if v is not None and v != ""]
     if len(present) < 3:
         return None
     if ordered is None:
         nums = [_number(v) for v in present]
-        ordered = (
-            all(n is not None for n in nums)
-            and len(set(nums)) == len(nums)
-            and all(a < b for a, b in zip(nums, nums[1:], strict=False))  # type: ignore[operator]
+        numbers = [n for n in nums if n is not None]
+        ordered = len(numbers) == len(nums) and (
+            (
+                len(set(numbers)) == len(numbers)
+                and all(a < b for a, b in zip(numbers, numbers[1:], strict=False))
+            )
+            or _stacked(numbers)
         )
     named = time_like_name(name)
     for form in TIME_FORMS:

@@ -15,6 +15,13 @@ Bonferroni). Not when, with time taken out (each month's mean for events,
 period-to-period changes for a monthly or coarser series), Pearson's \\|r\\| falls below 0.25
 and half of itself: then both columns follow time, not each other.
 
+In a table with one row per period (a month or longer), a series with a seasonal pattern is
+taken without it, and two series either of which has a lag-1 autocorrelation above
+``WANDERING`` are correlated by their period-to-period changes (held to Bonferroni at the
+family rate, as changes follow each other as independent rows do), unless their levels move
+together (cointegrated, :func:`~lemmata.agents.research.timeseries.cointegrated`): two random
+walks, or two slow swings, agree in level by chance far more often than Pearson's p says.
+
 The Bonferroni bar at 1% (for \\|r\\| >= 0.2), and at 5% with no floor, added false findings
 on null databases: rows of one parent are not independent, so a weak effect in a large table
 clears such a bar by chance more often than its p says. That dependence is what a large table
@@ -57,6 +64,7 @@ __all__ = [
     "MIN_R_UNITS",
     "RATE",
     "SKEWED",
+    "WANDERING",
     "SMALL_N",
     "check",
     "clear",
@@ -81,6 +89,11 @@ MIN_PAIRS_SMALL = 10
 MIN_R_UNITS = 0.1
 #: The \\|skewness\\| from which a column's correlations are ranked (Spearman).
 SKEWED = 1.0
+#: The lag-1 autocorrelation from which two series (a table with one row per period) are
+#: correlated by their period-to-period changes rather than their levels: two series that
+#: each wander or drift slowly agree in level by chance far more often than a p-value for
+#: independent rows says (Granger and Newbold's spurious regression).
+WANDERING = 0.5
 
 
 def is_small(t: TableData) -> bool:
@@ -105,7 +118,7 @@ def _measure(t: TableData, a: str, b: str) -> tuple[float, float, bool, float, A
 
     if a not in t.num or b not in t.num:
         raise DataProblem(f"{t.name}: {a} and {b} are not both measures or scales")
-    x, y = t.num[a], t.num[b]
+    x, y = _seasonless(t, a), _seasonless(t, b)
     ok = np.isfinite(x) & np.isfinite(y)
     if ok.sum() < (MIN_PAIRS_SMALL if is_small(t) else 30):
         raise DataProblem(f"{t.name}: too few pairs of {a}, {b}")
@@ -115,6 +128,64 @@ def _measure(t: TableData, a: str, b: str) -> tuple[float, float, bool, float, A
         rho, p_rank = stats.spearmanr(x[ok], y[ok])
         return float(rho), float(p_rank), True, pearson, ok
     return pearson, float(stats.pearsonr(x[ok], y[ok])[1]), False, pearson, ok
+
+
+def _series_order(t: TableData) -> str | None:
+    """The time column of a table with one row per period of a month or longer (whose rows
+    follow each other), else None."""
+    time = t.profile.time
+    if t.profile.series and time in t.days and t.profile.period not in ("day", "week"):
+        return time
+    return None
+
+
+def _seasonless(t: TableData, col: str) -> Any:
+    """``col``'s values, with the seasonal pattern taken out where the table is a monthly or
+    quarterly series whose season matters for ``col`` (two series with seasons of their own
+    agree in level and in change by their seasons, not by each other)."""
+    import numpy as np
+
+    x = t.num[col]
+    time = _series_order(t)
+    period = t.profile.period
+    if time is None or period not in ("month", "quarter"):
+        return x
+    days = t.days[time]
+    ok = np.isfinite(x) & np.isfinite(days)
+    if ok.sum() < 12:
+        return x
+    keys = np.array([ts.period_key(d, period) for d in days[ok]])
+    values, seasonal = ts.deseasonalize(days[ok], x[ok], ts.season_of(keys, period))
+    if not seasonal:
+        return x
+    out = x.copy()
+    out[ok] = values
+    return out
+
+
+def _on_changes(t: TableData, a: str, b: str, ok: Any) -> tuple[float, float, bool] | None:
+    """(r, p) of the period-to-period changes of ``a`` and ``b`` when either series' lag-1
+    autocorrelation is above ``WANDERING`` (in a table with one row per period), and whether
+    their levels move together all the same (cointegrated: the gap between them keeps
+    returning to its level); None when the levels can be correlated as they are, or there
+    are fewer than 10 changes."""
+    import numpy as np
+    from scipy import stats
+
+    time = _series_order(t)
+    if time is None:
+        return None
+    days = t.days[time]
+    keep = ok & np.isfinite(days)
+    order = np.argsort(days[keep], kind="stable")
+    x, y = _seasonless(t, a)[keep][order], _seasonless(t, b)[keep][order]
+    if len(x) < 11 or max(ts.lag1(x), ts.lag1(y)) <= WANDERING:
+        return None
+    dx, dy = np.diff(x), np.diff(y)
+    if dx.std() == 0 or dy.std() == 0:
+        return None
+    r, p = stats.pearsonr(dx, dy)
+    return float(r), float(p), ts.cointegrated(x, y)
 
 
 def _table_ps(ctx: CheckContext, table: str) -> dict[tuple[str, ...], float]:
@@ -165,9 +236,21 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
     a, b = h.columns
     t = ctx.table(h.table)
     r, p, ranked, pearson, ok = _measure(t, a, b)
-    x, y = t.num[a], t.num[b]
+    x, y = _seasonless(t, a), _seasonless(t, b)
     name = "Spearman rho" if ranked else "Pearson r"
-    passed = clear(r, p, ctx.alpha("correlation", 0.0, rate=RATE))
+    changes = _on_changes(t, a, b, ok)
+    if changes is not None and not (
+        changes[2] and clear(r, p, ctx.alpha("correlation", 0.0, RATE))
+    ):
+        # Levels that wander are related by their changes, unless they move together.
+        r, p, _ = changes
+        name = "Pearson r of the changes"
+    else:
+        changes = None
+    # A series' changes follow each other as independent rows do (a parent's rows do not), so
+    # they are held to Bonferroni at the family rate rather than at RATE.
+    rate = FAMILY_RATE if changes is not None else RATE
+    passed = clear(r, p, ctx.alpha("correlation", 0.0, rate=rate))
     if not passed:
         # A small table (the step-up bar at 5%, or Holm's step-down bar), or a larger one
         # whose rows are independent units (the step-up bar at 2.5%).
@@ -179,6 +262,8 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
     if not passed:
         return Outcome(observation=f"{h.table}.{a} ~ {b}: {name} = {r:.2f} (p = {p:.2g})")
     for date_col, days in t.days.items():
+        if changes is not None and date_col == _series_order(t):
+            continue  # already judged on its changes
         # A daily or weekly series has many rows a month: its months take time out. A
         # monthly or coarser one has one row a period: its changes from one to the next.
         series = (
@@ -199,12 +284,21 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
                     f"of {date_col}: both follow time, not each other"
                 )
             )
-    sql = (ev.spearman_sql if ranked else ev.pearson_sql)(
-        h.table,
-        ctx.expr(h.table, a),
-        ctx.expr(h.table, b),
-        [ctx.col(h.table, a).present(), ctx.col(h.table, b).present()],
-    )
+    present = [ctx.col(h.table, a).present(), ctx.col(h.table, b).present()]
+    time = _series_order(t)
+    if changes is not None and time is not None:
+        column = ctx.col(h.table, time)
+        sql = ev.changes_pearson_sql(
+            h.table,
+            ctx.expr(h.table, a),
+            ctx.expr(h.table, b),
+            column.time_sql(),
+            [*present, column.present()],
+        )
+    else:
+        sql = (ev.spearman_sql if ranked else ev.pearson_sql)(
+            h.table, ctx.expr(h.table, a), ctx.expr(h.table, b), present
+        )
     direction: Direction = "positive" if r > 0 else "negative"
     strength = "strongly" if abs(r) >= 0.7 else "moderately" if abs(r) >= 0.4 else "weakly"
     n = int(ok.sum())
@@ -220,6 +314,12 @@ def check(ctx: CheckContext, h: Hypothesis) -> Outcome:
                 f"({name} = {fmt(value)}, n = {n})"
             ),
             score=score_of(p),
-            support={"test": name.split()[0], "p": p, "n": n, "pearson_r": pearson},
+            support={
+                "test": name.split()[0],
+                "p": p,
+                "n": n,
+                "pearson_r": pearson,
+                **({"on_changes": True} if changes is not None else {}),
+            },
         )
     )

@@ -152,3 +152,104 @@ def test_with_autocorrelation_allowed_for_a_random_walk_is_no_trend_and_a_line_s
     robust = [ts.trend(t, w).p < 1e-3 for w in walks]
     assert sum(naive) >= 15 and sum(robust) <= 4
     assert ts.trend(t, line).p < 1e-6
+
+
+def _walk(rng: np.random.Generator, n: int, drift: float = 0.0) -> np.ndarray:
+    return 100 + np.cumsum(rng.normal(drift, 1.0, n))
+
+
+def _ar(rng: np.random.Generator, n: int, phi: float) -> np.ndarray:
+    e = rng.normal(size=n)
+    x = np.zeros(n)
+    for i in range(1, n):
+        x[i] = phi * x[i - 1] + e[i]
+    return x
+
+
+def test_a_random_walk_wanders_and_noise_a_trend_or_a_step_do_not() -> None:
+    rng = np.random.default_rng(21)
+    t = np.arange(80.0)
+    walks = [ts.wanders(_walk(rng, 80)) for _ in range(20)]
+    noise = [ts.wanders(_ar(rng, 80, 0.5)) for _ in range(20)]
+    trends = [ts.wanders(0.1 * t + _ar(rng, 80, 0.5)) for _ in range(20)]
+    steps = [ts.wanders(5.0 * (t >= 40) + _ar(rng, 80, 0.5)) for _ in range(20)]
+    assert sum(walks) >= 17
+    assert sum(noise) <= 2 and sum(trends) <= 2 and sum(steps) <= 3
+    assert not ts.wanders(_walk(rng, 10))  # too short to tell
+
+
+def _table(path: Path, columns: dict[str, np.ndarray], start: int = 1990) -> Path:
+    con = sqlite3.connect(path)
+    names = ", ".join(f'"{c}" REAL' for c in columns)
+    con.execute(f'CREATE TABLE "macro" ("year" INTEGER PRIMARY KEY, {names})')
+    n = len(next(iter(columns.values())))
+    rows = [(start + i, *(float(v[i]) for v in columns.values())) for i in range(n)]
+    con.executemany(f'INSERT INTO "macro" VALUES ({", ".join("?" * (len(columns) + 1))})', rows)
+    con.commit()
+    con.close()
+    return path
+
+
+def _insights(path: Path) -> list[Insight]:
+    db = Database(path)
+    explorer = Explorer(db, survey(db))
+    return [i for h in explorer.initial() for i in explorer.test(h).insights]
+
+
+def test_random_walks_have_no_trend_change_or_relation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two unrelated walks of 60 years in each of eight tables: each wanders far and long, so
+    # a line, levels and each other's course all fit them. Judged as walks (the switch is off
+    # by default: see its comment), they give at most what the database's 5% bars allow by
+    # chance; judged as noise around a course, many.
+    from lemmata.agents.research.checks import correlation, temporal
+
+    def found(run: str) -> list[str]:
+        out = []
+        for seed in range(8):
+            rng = np.random.default_rng(300 + seed)
+            walks = {"output": _walk(rng, 60), "prices": _walk(rng, 60)}
+            path = _table(tmp_path / f"{run}{seed}.db", walks)
+            kinds = ("trend", "change", "correlation")
+            out += [i.statement for i in _insights(path) if i.kind in kinds]
+        return out
+
+    monkeypatch.setattr(temporal, "RANDOM_WALKS", True)
+    assert len(found("walks")) <= 2
+    monkeypatch.setattr(temporal, "RANDOM_WALKS", False)
+    monkeypatch.setattr(correlation, "WANDERING", 1.0)
+    assert len(found("noise")) >= 10
+
+
+def test_a_drifting_walk_is_a_trend_and_a_jump_in_a_walk_is_a_dated_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lemmata.agents.research.checks import temporal
+
+    monkeypatch.setattr(temporal, "RANDOM_WALKS", True)
+    rng = np.random.default_rng(8)
+    drifting = _walk(rng, 60, drift=0.8)
+    jumped = _walk(rng, 60) + 12.0 * (np.arange(60) >= 35)
+    path = _table(tmp_path / "d.db", {"output": drifting, "prices": jumped})
+    found = _insights(path)
+    trends = [i for i in found if i.kind == "trend" and i.columns[0] == "output"]
+    assert [i.direction for i in trends] == ["increase"]
+    assert trends[0].support["wanders"] and trends[0].support["drift_p"] < 1e-4
+    changes = [i for i in found if i.kind == "change" and i.columns[0] == "prices"]
+    assert [(i.direction, i.support["since"]) for i in changes] == [("increase", "2025-01-01")]
+
+
+def test_walks_with_shared_shocks_are_related_by_their_changes(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    shocks = rng.normal(size=(2, 60))
+    a = 100 + np.cumsum(shocks[0])
+    b = 50 + np.cumsum(0.7 * shocks[0] + 0.7 * shocks[1])
+    path = _table(tmp_path / "c.db", {"output": a, "hours": b})
+    (found,) = [i for i in _insights(path) if i.kind == "correlation"]
+    assert found.direction == "positive" and found.support["on_changes"]
+    # Its value is the correlation of the changes, which its evidence query computes.
+    r = float(np.corrcoef(np.diff(a), np.diff(b))[0, 1])
+    assert found.value == pytest.approx(r, abs=1e-6)
+    value = sqlite3.connect(path).execute(found.evidence_sql).fetchone()[0]
+    assert value == pytest.approx(r, abs=1e-6)
