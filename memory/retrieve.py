@@ -154,10 +154,13 @@ class RetrievalConfig:
     # short attribute questions ("What is Caroline's relationship status?"). With it, the
     # channel runs only for an aggregate question (lemmata.memory.kinds.aggregate_question)
     # or one whose focus has at most ``person_max_focus`` words. Chosen with each LoCoMo
-    # development conversation left out (weight 0.6 or 1.0, by form, with pairs in three folds
-    # of four): left-out recall@10 0.777 against 0.771 with the channel off (multi-hop 0.480
-    # against 0.433, temporal 0.870 both, open-domain 0.487 against 0.440, single-hop 0.882
-    # against 0.892); in-sample 0.784 (multi-hop 0.475, single-hop 0.896), 163.5 tokens
+    # development conversation left out (benchmarks/locomo_retrieval.py, 43 settings: weight
+    # 0.6 by form with pairs in three folds, 1.0 by form in the fourth): left-out recall@10
+    # 0.777 against 0.771 with the channel off (multi-hop 0.480 against 0.433, temporal 0.870
+    # both, open-domain 0.487 against 0.440, single-hop 0.882 against 0.892); in-sample 0.783
+    # (multi-hop 0.475, single-hop 0.896), 163.4 tokens against 163.3; retrieval p50/p95 on
+    # those memories within the shared machine's noise (59.7-62.5 / 113-137 ms on, 63.6-68.3
+    # / 119-120 ms off)
     person_by_form: bool = True
     person_max_focus: int = 4
     # a question that joins two speakers as one subject ("What do Jon and Gina both like?",
