@@ -239,10 +239,23 @@ _NOT_FOR_MEMORY = re.compile(
     # "send an email to Marco", "book a table" (but "cancel my note about X" is memory's)
     r"^\s*(?:(?:hey|ok|okay|so|please|pls)[\s,!]+)*(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
     r"(?:shift|move|reschedule|postpone|push\s+back|bring\s+forward|book|cancel|schedule|order|buy|"
-    r"send|email|text|call|phone|pay|transfer)\s+(?:my|our|the|a|an|me)\b"
+    r"send|email|text|call|phone|pay|transfer|renew|extend|upgrade|downgrade|unsubscribe|"
+    r"subscribe|top\s+up|sign\s+up|register|return|refund|unfollow|deactivate|close)\s+"
+    r"(?:my|our|the|a|an|me)\b"
     r"(?!.*\b(?:note|notes|memory|memories|remember|remembered|saved|stored)\b)|"
     r"^\s*how\s+(?:do|can|could|should)\s+(?:i|we|one)\s+(?!know\b|remember\b|recall\b)\w+\b"
-    r"(?!.*\b(?:usually|normally|always|like|prefer|take\s+my)\b)",
+    r"(?!.*\b(?:usually|normally|always|like|prefer|take\s+my)\b)|"
+    # a reminder asked with another verb, at a time: "ping me each Friday around four ...",
+    # "nudge me tomorrow at 8", "give me a shout on Monday"
+    r"^\s*(?:(?:hey|ok|okay|so|please|pls)[\s,!]+)*(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
+    r"(?:ping|nudge|buzz|alert|notify|poke|text|message|give\s+me\s+a\s+(?:nudge|shout|ping|buzz))"
+    r"(?:\s+me)?\s+(?:(?:every|each|on|at|in|around|about|tomorrow|tonight|today|later|next|this|"
+    r"before|after|once|twice|daily|weekly)\b|\d)|"
+    # summarising or translating a document that is not given ("Summarise the meeting notes"),
+    # not what the user told memory ("summarise my notes", "what you know about ...")
+    r"^\s*(?:please\s+)?(?:summari[sz]e|translate|proofread|shorten|paraphrase)\s+"
+    r"(?:the|this|that|these|those|a|an)\b"
+    r"(?!.*\b(?:my|our|i|i've|me|you\s+(?:know|remember|have|stored|kept)|memory|memories|told)\b)",
     re.I,
 )
 # deleting something kept in another program or device, not in memory: "wipe the saved passwords
@@ -255,6 +268,23 @@ _DELETE_ELSEWHERE = re.compile(
     r"hard\s+drive|usb\s+(?:stick|drive)|server|inbox|desktop|downloads?\s+folder|cloud|camera|"
     r"tablet))\b",
     re.I,
+)
+# what is kept in the world, not in memory: an account, a login, messages, a mail folder ("delete
+# my account together with my login", "4,000 messages in my junk folder; wipe the lot")
+_WORLD_THINGS = (
+    r"(?:accounts?|logins?|profiles?|subscriptions?|e-?mails|messages|texts|voicemails?|inbox|"
+    r"junk|spam|trash|recycle\s+bin|folders?|cookies|cache|browser\s+history|apps?|tabs|"
+    r"contacts|photos|pictures|downloads|files)"
+)
+_WORLD_DELETE = re.compile(
+    # the verb's object is such a thing ("delete my Lemmata account")
+    r"\b(?:delete|erase|remove|wipe|clear|purge|empty|get\s+rid\s+of)\s+"
+    r"(?:(?:my|our|the|all|of|these|those|this|that|old)\s+)*(?:[\w'’-]+\s+){0,2}?"
+    rf"{_WORLD_THINGS}\b|"
+    # or it points back at one named before ("4,000 messages in my junk folder; wipe the lot")
+    rf"\b{_WORLD_THINGS}\b.*\b(?:delete|erase|remove|wipe|clear|purge|empty|get\s+rid\s+of)\s+"
+    r"(?:the\s+lot|them(?:\s+all)?|all\s+of\s+them|(?:it|everything)\s+(?:in\s+)?there)\b",
+    re.I | re.S,
 )
 _ABOUT_MEMORY = re.compile(
     r"\b(?:memory|memories|notes?|remember\w*|told\s+you|you\s+know|stored|kept|entry|entries)\b",
@@ -270,28 +300,69 @@ _GENERAL = re.compile(
 )
 
 
+# the person's own trouble, said after a fact to keep: ", que siempre se me olvida", ", car
+# je l'oublie toujours", ", weil ich es immer vergesse", ", que eu sempre esqueço"
+_OWN_FORGETTING = (
+    r"(?:\s*,\s*(?:que|porque|pues|car|parce\s+qu(?:e|')|weil|denn|da|pois|já\s+que)\b[^,]*?"
+    r"\b(?:olvid\w*|oubli\w*|vergess\w*|vergiss\w*|esque[cç]\w*)\b[^,]*?)"
+)
+
+
 # Memory requests in German, French, Spanish and Portuguese, read by their form: the gate's
 # cues are English. A request to keep ("Retiens que ...", "Recuerda que ...", "Merk dir, dass
 # ..."), to forget ("Olvida lo de ...", "Vergiss alles über ...") and a question about the
 # user's own things or what memory holds ("Où habite ma sœur ?", "Was hast du über X
 # gespeichert?"); "basándote en lo que sabes de mí" asks memory to reason.
 _FOREIGN_KEEP = re.compile(
-    r"^\s*(?:(?:s'il te plaît|por favor|bitte)[\s,]+)?(?:retiens|souviens-toi|rappelle-toi|"
-    r"note|notez|retenez|recuerda|recuerde|acuérdate de|apunta|anota|guarda|lembra|lembre|"
+    # (after a word that only calls the listener: "Oye, apúntate ...", "Écoute, note que ...")
+    r"^\s*(?:(?:s'il te plaît|por favor|bitte|oye|oiga|mira|escucha|écoute|écoutez|dis|olha|"
+    r"ouve|ei|hör mal|hey)[\s,!]+)*(?:retiens|souviens-toi|rappelle-toi|"
+    r"note|notez|retenez|recuerda|recuerde|acuérdate de|ap[uú]nta(?:te)?|an[oó]ta(?:te)?|"
+    r"gu[aá]rda(?:te)?|lembra|lembre|"
     r"lembre-se de|lembra-te de|anote|grava|merk dir|merke dir|merken sie sich|notier dir|"
     r"speicher|speichere)\s*,?\s*"
-    # where or for whom it is kept, said before the clause: "Note quelque part que ..."
+    # where or for whom it is kept, said before the clause: "Note quelque part que ...", "anota
+    # aí na tua memória", "apúntate en la memoria"
     r"(?:(?:quelque part|pour moi|bien|irgendwo|für mich|en algún (?:sitio|lado|lugar)|para mí|"
-    r"em algum lugar|para mim|por favor|bitte|s'il te plaît)\s*,?\s*)*"
-    r"(?:que\b|qu'|dass\b|das\b)\s*(?P<rest>.+?)"
+    r"em algum lugar|para mim|por favor|bitte|s'il te plaît|aí|ahí|là|"
+    r"(?:en|na|no|dans|in)\s+(?:(?:la|le|a|o|tu|tua|ta|ma|mi|deinem|deiner|dem|der)\s+)?"
+    r"(?:memoria|memória|mémoire|gedächtnis|cabeza|cabeça|tête|kopf))\s*,?\s*)*"
+    # the fact as a clause ("que ...") or after a colon ("Anota, por favor: ...")
+    r"(?:que\b|qu'|dass\b|das\b|:)\s*(?P<rest>.+?)"
+    # the person's own trouble after the fact: ", que siempre se me olvida", ", car je l'oublie"
+    rf"{_OWN_FORGETTING}?"
     # a thanks or a tag question after the fact: ", merci.", ", tá?", ", ¿vale?"
     r"(?:\s*,\s*¿?(?:merci|thanks|gracias|obrigad[oa]|danke|tá|ok|vale|né|d'accord|por favor|porfa|"
     r"pf|svp|stp|bitte|"
     r"s'il te plaît)\b[.!?]*)?\s*[.!]*\s*$",
     re.I,
 )
+# the keeping asked after the fact, as a verb with its pronoun: "... Retiens-le stp.",
+# "..., guárdalo", "... Merk dir das.", "... Anota isso, por favor."
+_FOREIGN_KEEP_AFTER = re.compile(
+    r"^\s*(?P<rest>.+?)[\s.!,;:]+(?:(?:s'il te plaît|por favor|bitte|porfa)[\s,]+)?"
+    r"(?:(?:retiens|retenez|note|notez|garde|gardez)[\s-]+(?:le|la|les|ça|cela|bien)|"
+    r"(?:rappelle|souviens)-toi[\s-]+(?:de\s+)?(?:ça|cela)|"
+    r"(?:gu[aá]rd|ap[uú]nt|an[oó]t|recu[eé]rd)a(?:te)?l[oa]|"
+    r"(?:guarda|anota|grava|lembra|lembre)(?:-o|-a|\s+isso|\s+isto|-te\s+disso|-se\s+disso)|"
+    r"(?:merk|notier)\s+dir\s+das|(?:speicher|speichere|behalte?)\s+das)"
+    r"(?:\s+(?:bien|bitte|por favor|porfa|stp|svp|s'il te plaît|para mí|pour moi|für mich))*"
+    r"(?:\s*,?\s*(?:stp|svp|s'il te plaît|por favor|porfa|bitte|merci|gracias|obrigad[oa]|danke))?"
+    r"\s*[.!]*\s*$",
+    re.I,
+)
+# a preface that only says there is something to keep: "Petit truc à noter pour plus tard :",
+# "Algo para apuntar:", "Zum Merken:"
+_FOREIGN_KEEP_LABEL = re.compile(
+    r"^[^:]{0,60}?\b(?:not(?:er|ar|ieren)|retenir|anotar|apuntar|guardar|merken|lembrar|recordar|"
+    r"memori[sz]\w*|souvenir|notiz)\b[^:]{0,30}?\s*:\s*(?=\S)",
+    re.I,
+)
 _FOREIGN_FORGET = re.compile(
-    r"^\s*(?:(?:s'il te plaît|por favor|bitte)[\s,]+)?(?:oublie|oubliez|olvida|olvide|olvídate de|"
+    # (after a word that joins it to the reason before: "..., alors efface ...", "..., also
+    # lösch bitte ...", "..., así que borra ...", "..., então apaga ...")
+    r"^\s*(?:(?:alors|donc|et|also|dann|und|daher|deshalb|así\s+que|entonces|pues|y|então|"
+    r"por\s+isso|e)\s+)?(?:(?:s'il te plaît|por favor|bitte)[\s,]+)?(?:oublie|oubliez|olvida|olvide|olvídate de|"
     r"esquece|esqueça|vergiss|vergessen sie|lösche|lösch|löschen sie|efface|effacez|supprime|"
     r"supprimez|borra|borre|elimina|elimine|apaga|apague)[\s,]+"
     r"(?:(?:bitte|s'il te plaît|por favor)\s*,?\s+)?(?:(?:tout )?(?:ce que tu sais (?:sur|de)|ce qui concerne)|tout sur|todo (?:lo )?(?:de|sobre)|"
@@ -299,7 +370,9 @@ _FOREIGN_FORGET = re.compile(
     # what was said or is known about it: "ce que je t'ai dit sur X", "lo que sabes del X" (del
     # is "de el": the article stays), "o que eu disse sobre X"
     r"(?:ce que (?:tu sais|je t'ai dit|je t'avais dit)|lo que (?:sabes|te dije|te conté)|"
-    r"o que (?:sabes|eu (?:te )?disse|te disse))\s+(?:sur|à propos de|sobre|de(?!l\b)|d(?=el\b)))?"
+    r"o que (?:sabes|eu (?:te )?disse|te disse)|"
+    # "(alles,) was du zu X gespeichert hast": the verb after the topic goes below
+    r"(?:alles\s*,?\s+)?was\s+du)\s+(?:sur|à propos de|sobre|de(?!l\b)|d(?=el\b)|zu|über|von))?"
     r"\s*(?P<rest>.+?)\s*[.!]*\s*$",
     re.I,
 )
@@ -343,13 +416,22 @@ _ENCLITIC = re.compile(
     r"(le|la|les|o|a|os|as)\b",
     re.I,
 )
+# the verb that closes a German relative clause after its topic: "was du zu X gespeichert hast"
+_FOREIGN_KEPT_VERB = re.compile(
+    r"\s+(?:gespeichert|gemerkt|notiert|abgelegt|aufgeschrieben|behalten)(?:\s+(?:hast|habe|hattest))?$|"
+    r"(?<=\w)\s+(?:weißt|kennst)$",
+    re.I,
+)
 _UNACCENTED = str.maketrans("áéíóúÁÉÍÓÚ", "aeiouAEIOU")
 # where memory keeps it, said with the verb: "de tu memoria", "de ta mémoire", "aus deinem
 # Gedächtnis", "da tua memória"
 _FOREIGN_PLACE = re.compile(
-    r"\s+(?:de|da|do|aus|dans|in|en)\s+(?:tu|tus|ta|tes|tua|tuas|teu|teus|deinem|deiner|deinen|"
-    r"mi|mis|vos|votre|sua)\s+(?:memoria|mémoire|memória|gedächtnis|speicher|notas|notes|notizen|"
-    r"registros?|apuntes)\b",
+    r"\s+(?:(?:de|da|do|aus|dans|in|en|na|no)\s+(?:tu|tus|ta|tes|tua|tuas|teu|teus|deinem|deiner|"
+    r"deinen|mi|mis|vos|votre|sua)\s+(?:memoria|mémoire|memória|gedächtnis|speicher|notas|notes|"
+    r"notizen|registros?|apuntes)|"
+    # memory itself needs no possessive: "Apaga da memória ...", "aus dem Gedächtnis"
+    r"(?:da|de\s+la|de\s+a|aus\s+dem|dans\s+la|de\s+la|en\s+la|na|in\s+der)\s+"
+    r"(?:memoria|mémoire|memória|gedächtnis))\b",
     re.I,
 )
 
@@ -383,6 +465,7 @@ def _foreign_forget(text: str) -> str | None:
         if not m:
             continue
         rest = first_clause(m["rest"].strip(" .!?,")).strip(" .!?,:")
+        rest = _FOREIGN_KEPT_VERB.sub("", rest).strip(" .!?,:")
         if not _FOREIGN_POINTING.match(rest):
             return _FOREIGN_NOTE.sub("", rest) or None
         split = r"(?<=[.!?;:])\s+|,\s+|\s+:\s+"
@@ -416,13 +499,27 @@ _FOREIGN_QUESTION = re.compile(
     r"cómo|qué|cuánto|onde|quando|quem|qual|como|quanto|o que)\b",
     re.I,
 )
+# the prepositions a question word may follow: "em que", "en qué", "à quelle", "unter welchem"
+_FOREIGN_PREPOSITION = (
+    r"(?:en|em|a|à|de|dans|pour|par|sur|con|com|por|para|desde|hasta|até|no|na|do|da|in|an|auf|"
+    r"mit|von|zu|bei|für|aus|nach|um|unter|über|seit|bis)"
+)
 # the same question asked in a later clause or after its first words: "Mein Laptop hat das Netz
 # vergessen – welches WLAN nehmen wir?", "C'est quand, déjà, ...?", "..., weißt du das noch?"
 # (words English shares, "was" and "como", are left to the start of a question)
 _FOREIGN_QUESTION_LATER = re.compile(
-    r"(?:[,;:–—]\s*¿?|\bc'est\s+|\bes\s+|\bé\s+|\bist\s+)(?:wie|wer|wo|wann|welche[rsnm]?|warum|"
-    r"weißt\s+du|erinnerst\s+du|où|quand|qui|quel(?:le)?s?|comment|combien|pourquoi|te\s+souviens|"
-    r"dónde|cuándo|quién|cuál|cómo|qué|cuánto|te\s+acuerdas|onde|quem|qual|quanto|lembras)\b[^?]*\?\s*$",
+    # (or in a sentence of its own: "Mein Laptop hat das Netz vergessen. Unter welchem Namen
+    # ...?", "... Was weißt du dazu?"; a question word may follow its preposition: "em que
+    # cidade", "en qué fecha", "unter welchem Namen")
+    r"(?:[,;:–—]\s*¿?|(?<=[.!?])\s+¿?|\bc'est\s+|\bes\s+|\bé\s+|\bist\s+)"
+    rf"(?:{_FOREIGN_PREPOSITION}\s+que\b|(?:{_FOREIGN_PREPOSITION}\s+)?(?:wie|wer|wo|wann|welche[rsnm]?|warum|"
+    r"weißt\s+du|erinnerst\s+du|was\s+(?:weißt|hast|habe)\s+du|où|quand|qui|quel(?:le)?s?|"
+    r"comment|combien|pourquoi|te\s+souviens|"
+    r"dónde|cuándo|quién|cuál|cómo|qué|cuánto|te\s+acuerdas|onde|quem|qual|quanto|lembras))"
+    r"\b[^?]*\?\s*$|"
+    # a Spanish question anywhere, set off by its opening mark: "Oye, ¿en qué fecha ...? Quiero
+    # reservar algo."
+    r"(?:^|[\s,;:.!?])¿[^?¿]{3,}\?",
     re.I,
 )
 _FOREIGN_MEMORY = re.compile(
@@ -613,7 +710,8 @@ class Router:
         feats = self.features(text, evidence, v=v) if v is not None else {}
         probs = self.gate.probabilities(feats) if feats else {"none": 1.0}
         if _NOT_FOR_MEMORY.search(_texted(cue_words(text))) or (
-            _DELETE_ELSEWHERE.search(text) and not _ABOUT_MEMORY.search(text)
+            (_DELETE_ELSEWHERE.search(text) or _WORLD_DELETE.search(text))
+            and not _ABOUT_MEMORY.search(text)
         ):
             probs = {"none": 1.0}
         choice = max(probs, key=lambda c: probs[c])
@@ -694,8 +792,12 @@ class Router:
             return None
         why = "the task's form matches {} (a request in another language)"
         m = _FOREIGN_KEEP.match(text)
-        if m and self.registry.find("memory_remember") is not None:
-            return "memory_remember", {"text": m["rest"]}, 0.9, why.format("memory_remember")
+        kept = m["rest"] if m else None
+        after = None if m else _FOREIGN_KEEP_AFTER.match(text)
+        if after:  # the fact is what was said before, without a preface that announces it
+            kept = _FOREIGN_KEEP_LABEL.sub("", after["rest"].strip(" .!?,;:")) or None
+        if kept and self.registry.find("memory_remember") is not None:
+            return "memory_remember", {"text": kept}, 0.9, why.format("memory_remember")
         about = _foreign_forget(text)
         if about and self.registry.find("memory_forget") is not None:
             return "memory_forget", {"about": about}, 0.9, why.format("memory_forget")

@@ -276,6 +276,12 @@ _CLICK_VERB = re.compile(
 _TRAILING = re.compile(
     r"\s*,?\s*(?:(?:and\s+)?nothing\s+else|by\s+(?:clicking|tapping|pressing)(?:\s+on)?\s+"
     r"(?:it|that|this|them)|for\s+me|please|pls|plz|thanks?(?:\s+you)?|thx|"
+    # (chat's and other languages' thanks, a word of their own: "City" keeps its "ty")
+    r"(?<!\w)(?:ty|tysm|thank\s+u|gracias|merci|danke|obrigad[oa])|"
+    # the file pointed back at after the target: "the Redeem voucher button on it", "the link there"
+    r"(?<=\w)\s+(?:(?:on|in)\s+(?:it|there)|there)|"
+    # a question that only points back at it: "..., where is it?"
+    r",\s*(?:where|what)(?:'s|\s+is|\s+are)\s+(?:it|that|this|they)\b[^,]*|"
     # what the person means to do after it: "so I can edit it", "so that we could check"
     r"so(?:\s+that)?\s+(?:i|we)\s+(?:can|could|may|might)\b[^,]*|in\s+order\s+to\b[^,]*|if\s+you\s+(?:can|could|would|don't"
     r"\s+mind)|when\s+you\s+(?:can|get\s+a\s+chance)|"
@@ -354,7 +360,7 @@ def _clauses(sentence: str) -> str:
 _FOREIGN_TYPE = (
     r"escribe|escriba|introduce|introduzca|teclea|tape|tapez|saisis|saisissez|écris|écrivez|entre|"
     r"entrez|digite|digita|escreva|escreve|insira|gib|geben\s+sie|schreib|schreibe|trag|trage|"
-    r"ingresa|ingrese|rellena|coloca|coloque|mets|mettez|insère|insérez"
+    r"ingresa|ingrese|rellena|coloca|coloque|mets|mettez|insère|insérez|pon|ponga|põe|ponha"
 )
 # an article of those languages before the field's name (the grounder reads English ones)
 _FOREIGN_ARTICLE = re.compile(r"^(?:el|la|los|las|le|les|l'|der|die|das|den|dem|o|os|as)\s+", re.I)
@@ -435,6 +441,18 @@ _TYPING = (
         r"^(?:(?:in|into|on)\s+)?(?P<field>[^:,;\-—–]+?)\s*(?::|,|;|\s[-—–]+)\s*"
         rf"(?:(?:please|pls|just|now|then)\s+)?{_TYPE_VERB}\s*:?\s+"
         rf"(?:{_ANY_QUOTE}|(?P<bare>.+?))\s*[.!]*$",
+        re.I | re.S,
+    ),
+    # the field as the subject, its value before the typing: "the outbound date field needs
+    # 2026-12-24 typed in", "the Quantity box should read 12, fill it in"
+    re.compile(
+        rf"{_CLAUSE_START}(?P<field>(?:the|my|our|your)\s+[^,;:]*?\b(?:field|box|input|textbox|"
+        r"text\s+box|bar|area)s?)\s+(?:needs?|should\s+(?:read|say|have|contain|show|be)|"
+        r"must\s+(?:read|say|have|contain|be)|has\s+to\s+(?:read|say|be)|wants|gets)\s+"
+        rf"(?:{_ANY_QUOTE}|(?P<bare>[^\s,;]+(?:\s+[^\s,;]+){{0,4}}?))"
+        r"(?:\s+(?:typed|entered|filled|put|written)(?:\s+in(?:to\s+it)?)?)?"
+        r"(?:\s*[,;]\s*(?:(?:so|please|pls|and)\s+)*(?:fill|type|enter|put)\s+(?:it|that)\b.*)?"
+        r"\s*[.!]*$",
         re.I | re.S,
     ),
     # a field set to a value: "set the nickname field to Bobby" (the field named by its noun)
@@ -803,6 +821,31 @@ def _size(text: str) -> tuple[str, dict[str, int]]:
     return text[: m.start()] + text[m.end() :], size
 
 
+# a target described again in apposition: "press Cancel, the one under the warning text" is
+# "Cancel under the warning text"
+_APPOSED = re.compile(
+    r"\s*(?:,|\s[-—–]+)\s*(?:the|that)\s+one\s+(?=(?:just\s+|right\s+)?(?:under|below|above|beside|"
+    r"next\s+to|left\s+of|right\s+of|to\s+the\s+(?:left|right)\s+of|near|by|behind|after|before|"
+    r"in\s+the|on\s+the)\b)",
+    re.I,
+)
+# a German click with its verb last, after the reason: "Der Warenkorb ist voll, also bitte den
+# Knopf „Weiter zur Kasse“ anklicken"
+_VERB_LAST = re.compile(
+    r"^(?:[^,]*,\s*)?(?:(?:also|dann|und|bitte|jetzt|mal|einfach)\s+)*(?P<target>\S.*?)\s+"
+    r"(?:an|aus)?(?:klicken|drücken|tippen|wählen)\s*[.!]*$",
+    re.I | re.S,
+)
+
+
+def _unfold(instruction: str) -> str:
+    """``instruction`` with a target in apposition joined to it and a German verb-last click
+    read as its object (see above)."""
+    instruction = _APPOSED.sub(" ", instruction)
+    m = _VERB_LAST.match(instruction)
+    return m["target"] if m else instruction
+
+
 def _extract_act(text: str) -> dict[str, Any] | None:
     if _FILE_CHORE.match(text):
         return None
@@ -908,6 +951,7 @@ def _extract_act(text: str) -> dict[str, Any] | None:
         return {"page": page, "instruction": "search", "action": "type", "text": said, **extra}
     if not instruction:
         return None
+    instruction, raw = _unfold(instruction), _unfold(raw)
     tidy = _tidy(instruction)
     said = _typed(tidy) or _typing(tidy) or {"instruction": _target(raw) or tidy}
     return {"page": page, **said, **extra}

@@ -223,6 +223,9 @@ _FORGET_LEAD = re.compile(
 _FORGET_TAIL = re.compile(
     r"\s*(?:(?:from|in|out\s+of|off)\s+(?:your\s+|ur\s+|my\s+|the\s+)?(?:memory|notes|records|"
     r"files|list|database|brain|head)|any\s?more|anymore|now|please|pls|plz|thanks|thx|"
+    # where memory keeps it, said as what it keeps: "from what you store", "out of what you know"
+    r"(?:from|out\s+of|in)\s+(?:what(?:ever)?|everything)\s+(?:you|i)(?:'ve|\s+have)?\s+"
+    r"(?:store|stored|keep|kept|have|saved|know|remember|noted)|"
     # a clause that only says memory holds it: "the office network name you saved"
     r"(?<=\w\s)(?:that\s+|which\s+)?(?:you|i)(?:'ve|\s+have)?\s+(?:saved|stored|kept|noted|"
     r"recorded|wrote\s+down))\b[\s.!?]*$",
@@ -265,6 +268,8 @@ def cue_words(text: str) -> str:
     text = re.sub(r"\b(?:rmbr|rmber|rmb)\b", "remember", text, flags=re.I)
     # "can u remember", "could u forget": chat's "u" after an asking verb is "you"
     text = re.sub(r"\b(can|could|would|will|do|did|pls)\s+u\b", r"\1 you", text, flags=re.I)
+    # "would you kindly forget ...": the asking's "kindly" is its "please"
+    text = re.sub(r"\b(can|could|would|will)\s+you\s+kindly\b", r"\1 you please", text, flags=re.I)
     return re.sub(r"[A-Za-z]+", fix, text)
 
 
@@ -403,11 +408,36 @@ _CHATTER = re.compile(
 )
 
 
+# A clause after the fact that is no part of it: why it is kept or the person's own trouble
+# ("in case it ever comes up at a clinic", "so I don't lose it", "I always forget"), or who
+# said it ("the landlord finally confirmed it", "Ana just told me")
+_AFTERTHOUGHT = re.compile(
+    r"^(?:(?:just\s+)?in\s+case|so\s+(?:that\s+)?(?:i|we)\s+(?:don'?t|won'?t|do\s+not|can)|"
+    r"(?:because|since|as|cause|'cause|cos)\s+(?:i|we)\s+(?:always|keep|tend\s+to|never)|"
+    r"(?:i|we)\s+(?:always|keep|never)\s+(?:forget|forgetting|lose|losing|remember)|"
+    r"(?:(?:the|my|our|his|her|their)\s+)?[\w'’-]+(?:\s+[\w'’-]+)?\s+(?:finally\s+|just\s+|"
+    r"already\s+|officially\s+)?(?:confirmed|told\s+me|said\s+so|announced|texted\s+me|"
+    r"emailed\s+me|let\s+me\s+know)(?:\s+(?:it|that|this|so|today|yesterday))*$)",
+    re.I,
+)
+# a preface before the asking that points ahead at the fact: "Neighbour's watering the plants
+# while we're away, so hang on to this: spare key's under ..." keeps what follows the colon
+_POINTS_AHEAD = re.compile(
+    r"^.+?[,.;]\s*(?:(?:so|and|but|anyway)\s+)?(?:please\s+|pls\s+)?(?:remember|memori[sz]e|note|"
+    r"keep|save|store|log|file|jot\s+down|(?:hang|hold)\s+on\s*to|don'?t\s+(?:let\s+me\s+)?forget)"
+    r"\s+(?:this|the\s+following|these)(?:\s+(?:one|bit|for\s+me|for\s+later))*\s*:\s+(?P<fact>\S.*)$",
+    re.I | re.S,
+)
+
+
 def _kept(body: str) -> str | None:
     """The clauses of ``body`` that are not the asking to keep it ("keep that somewhere",
     "Can you remember that?", "Note to self", "Quick one"), each without a request before it
     ("pls remember my locker number is 214")."""
     body = _CHATTER.sub("", body.strip()).strip()
+    ahead = _POINTS_AHEAD.match(body)
+    if ahead:
+        body = ahead["fact"]
     # an aside in parentheses after the fact, a sentence of its own or an exclamation: "Lucia's
     # shoe size is now 31 (she grew again)", "... is 4417 (not 4471!)"; "(3rd floor)" is part of it
     body = (
@@ -432,7 +462,7 @@ def _kept(body: str) -> str | None:
             clause = announced
             rest = _KEEP_LEAD.sub("", clause, count=1).strip(" .!?,")
             rest = _KEEP_TAIL.sub("", rest).strip(" .!?,")
-            if not rest or _ASIDE.match(rest):
+            if not rest or _ASIDE.match(rest) or ((kept or clauses) and _AFTERTHOUGHT.match(rest)):
                 continue
             if rest != clause:
                 if len(rest.split()) >= 2 and not re.match(r"^(?:to|it|that|this)\b", rest, re.I):

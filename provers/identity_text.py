@@ -430,7 +430,8 @@ _REDUCING = (
 )
 _RELATION = re.compile(
     r"(?<![<>!=])==?(?![=])|\b(?:equals|is\s+equal\s+to|is|gives|yields|evaluates\s+to|comes\s+to|"
-    rf"adds\s+up\s+to|sums\s+to|totals|you\s+get|{_REDUCING})\b",
+    # what a tool gave for it: "typed add(...) and got binomial(2*n,n-1)", "it returned 2^n"
+    rf"adds\s+up\s+to|sums\s+to|totals|you\s+get|(?:and\s+)?(?:got|returned|returns|gave)|{_REDUCING})\b",
     re.I,
 )
 # a tool or a person that rewrote the sum, with its value after "to" / "into" / "as":
@@ -619,9 +620,11 @@ _GIVING = re.compile(
     r"da|dan|vale|es|son|"
     r"é\s+igual\s+a|são\s+iguais\s+a|resulta\s+em|dá|dão|é|são|"
     # the value one gets: "se obtiene", "on obtient", "obtém-se", "erhält man", "we get"
-    r"se\s+obtiene|on\s+obtient|obtém-se|se\s+obtém|erhält\s+man|(?:we|one)\s+gets?)\b"
-    r"(?:\s+(?:exactly|precisely|just|genau|exakt|exactement|exactamente|exatamente|"
-    r"justement|precisamente))?",
+    r"se\s+obtiene|on\s+obtient|obtém-se|se\s+obtém|erhält\s+man|(?:we|one)\s+gets?|"
+    # what a tool or a person got for it: "typed add(...) and got binomial(2*n,n-1)"
+    r"(?:and\s+|i\s+)?(?:got|obtained|returned|returns|gave))\b"
+    r"(?:\s+(?:exactly|precisely|just|always|genau|exakt|immer|exactement|toujours|exactamente|"
+    r"siempre|exatamente|sempre|justement|precisamente))*",
     re.I,
 )
 _SUMMING_CUE = re.compile(
@@ -641,6 +644,12 @@ _SPOKEN_OPS = (
     (r"\s+(?:minus|moins|menos)\s+", " - "),
     (r"\s+(?:squared|au\s+carré|al\s+cuadrado|ao\s+quadrado|zum\s+quadrat|hoch\s+2)\b", "^2"),
     (r"\s+(?:cubed|au\s+cube|al\s+cubo|ao\s+cubo|hoch\s+3)\b", "^3"),
+    # a power in words: "2 hoch k", "2 elevado a k", "3 to the power k", "5 à la puissance k"
+    (
+        r"\s+(?:hoch|elevad[oa]s?\s+(?:a|à|al)|to\s+the\s+power(?:\s+of)?|"
+        r"(?:à\s+la|a\s+la)\s+puissance|à\s+potência(?:\s+de)?|a\s+la\s+potencia(?:\s+de)?)\s+",
+        "^",
+    ),
 )
 # a sum word right before the range, its variable the summand: "Summe aller k von 1 bis n",
 # "a soma de k de 1 até n", "the sum of all k from 1 to n"

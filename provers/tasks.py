@@ -133,6 +133,8 @@ def _lean_proof(text: str) -> str:
     text = text.split("`")[0]  # "`theorem ... := by ring` correct?"
     text = re.split(r"\s+[—–]\s+", text)[0]  # ":= by sorry — fill in the sorry": no Lean has a dash
     text = re.sub(r"^\s*--[^\n]*", "", text)  # ":= -- can you prove it?": a comment, no proof
+    # ":= sorry. Fill in the sorry for me?": the hole ends the proof, the person's words follow
+    text = re.sub(r"\bsorry\s*[.!?]\s+\S.*$", "sorry", text, flags=re.S)
     lines: list[str] = []
     for line in text.strip("\n").splitlines():
         if not line.strip():

@@ -54,8 +54,15 @@ _QUOTED_SOURCE = re.compile(
 _CODE_SOURCE = re.compile(r"`(?P<path>[^`\n]*?\.(?:sqlite3?|db|csv|parquet))`", re.I)
 # where the report goes: "write the report to reports/hr", "save the results in out/"
 _OUT_DIR = re.compile(
-    r"\s*,?\s*(?:and\s+)?(?:write|save|put|store|output)\s+(?:the\s+|my\s+)?(?:report|results?|output)"
-    r"\s+(?:to|in|into|under|at)\s+(?:the\s+)?(?:folder\s+|directory\s+)?"
+    # (and in French, Spanish, Portuguese and German: "écris le rapport dans rapports/prod",
+    # "guarda el informe en out/", "schreib den Bericht nach berichte/")
+    r"\s*,?\s*(?:and\s+|et\s+|y\s+|e\s+|und\s+)?(?:write|save|put|store|output|écris|écrivez|"
+    r"enregistre|enregistrez|mets|mettez|sauvegarde|escribe|escriba|guarda|guarde|pon|ponga|"
+    r"escreve|escreva|grava|grave|salva|salve|coloca|schreib|schreibe|speicher|speichere|leg|lege)\s+"
+    r"(?:the\s+|my\s+|le\s+|les\s+|el\s+|los\s+|o\s+|os\s+|den\s+|die\s+)?"
+    r"(?:report|results?|output|rapport|résultats|informe|resultados|relatório|bericht|ergebnisse)"
+    r"\s+(?:to|in|into|under|at|dans|sous|en|em|no|na|nach|in\s+den|unter)\s+"
+    r"(?:the\s+)?(?:folder\s+|directory\s+)?"
     r"(?P<path>(?:[A-Za-z]:\\)?(?:[\w./~-]|\\(?=[\w.]))+)",
     re.I,
 )
@@ -64,7 +71,15 @@ _OUT_DIR = re.compile(
 _TOP = re.compile(
     r"\btop[\s-]+(?P<a>\d{1,3})\b|\b(?P<b>\d{1,3})\s+(?:(?:most|more|really|very)\s+)?"
     r"(?:interesting|important|key|best|main|surprising|notable|useful|top|[a-z]{2,}est)?\s*"
-    r"(?:insights?|things|findings|facts|patterns|observations|takeaways)\b",
+    r"(?:insights?|things|findings|facts|patterns|observations|takeaways|"
+    # (the same said in French, Spanish, Portuguese and German: "dame las 4 conclusiones")
+    r"conclusions?|conclusiones|conclusões|hallazgos|descobertas|constatations|enseignements|"
+    r"erkenntnisse|befunde)\b",
+    re.I,
+)
+# a folder named and quoted, spaces and all: the CSV folder "Q4 exports/raw"
+_QUOTED_FOLDER = re.compile(
+    r"\b(?:folder|directory|dir|data ?set)\s+[\"'\u201c\u2018](?P<path>[^\"'\u201d\u2019\n]+?)[\"'\u201d\u2019]",
     re.I,
 )
 _FOLDER = re.compile(
@@ -117,6 +132,7 @@ def _extract(text: str) -> dict[str, Any] | None:
         _CODE_SOURCE.search(text)
         or _QUOTED_SOURCE.search(text)
         or _SOURCE.search(text)
+        or _QUOTED_FOLDER.search(text)
         or _FOLDER.search(text)
         or _FILES_UNDER.search(text)
         or (_PATH_THEN_FOLDER.search(text) if _DATA_WORDS.search(text) else None)

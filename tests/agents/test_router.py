@@ -1734,3 +1734,227 @@ def test_long_store_ids_of_letters_only_are_still_ids(router) -> None:
         "memory_forget",
         {"ids": ["fact_aaaabbbbccccdddd", "fact_1111222233334444"]},
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # a keep in another language after a word that calls the listener, with the verb's
+        # reflexive pronoun, memory named as the place, or the fact after a colon
+        (
+            "Oye, apúntate que el código del garaje es 7781.",
+            "memory_remember",
+            {"text": "el código del garaje es 7781"},
+        ),
+        (
+            "Écoute, note dans ta mémoire que le vétérinaire ferme à 18h.",
+            "memory_remember",
+            {"text": "le vétérinaire ferme à 18h"},
+        ),
+        (
+            "Guarda na memória, por favor: a senha do portão é 2020.",
+            "memory_remember",
+            {"text": "a senha do portão é 2020"},
+        ),
+        (
+            "Merk dir in deinem Gedächtnis, dass der Bäcker montags zu hat.",
+            "memory_remember",
+            {"text": "der Bäcker montags zu hat"},
+        ),
+        # the keeping asked after the fact, a preface that only announces it left out
+        (
+            "Le code du local à vélos est 5521. Retiens-le, merci.",
+            "memory_remember",
+            {"text": "Le code du local à vélos est 5521"},
+        ),
+        (
+            "El wifi de la casa de la playa se llama Gaviota. Guárdalo.",
+            "memory_remember",
+            {"text": "El wifi de la casa de la playa se llama Gaviota"},
+        ),
+        (
+            "Die Garage hat den Code 8080. Merk dir das bitte.",
+            "memory_remember",
+            {"text": "Die Garage hat den Code 8080"},
+        ),
+        (
+            "Une chose à noter : la piscine ferme le lundi. Retiens-le.",
+            "memory_remember",
+            {"text": "la piscine ferme le lundi"},
+        ),
+        # the person's own trouble after the fact is no part of it
+        (
+            "Recuerda que la cita de Lucía es el jueves, que siempre se me olvida.",
+            "memory_remember",
+            {"text": "la cita de Lucía es el jueves"},
+        ),
+        (
+            "Please remember that my passport number ends in 4471, just in case I lose it.",
+            "memory_remember",
+            {"text": "my passport number ends in 4471"},
+        ),
+        (
+            "Remember that the boiler service is on the 9th, my landlord just told me.",
+            "memory_remember",
+            {"text": "the boiler service is on the 9th"},
+        ),
+        (
+            "We're off to Lisbon on Friday, so remember this: the cat sitter's number is 555-0193.",
+            "memory_remember",
+            {"text": "the cat sitter's number is 555-0193"},
+        ),
+    ],
+)
+def test_keeping_in_other_languages_and_after_a_preface_keeps_the_fact_alone(
+    router, text, operation, args
+) -> None:
+    _assert_routed(router, text, operation, args)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a question in a later sentence, its word after a preposition, or set off by "¿"
+        "Ich muss gleich los. Um wie viel Uhr ist unser Teammeeting?",
+        "Oye, ¿a qué hora abre mi gimnasio? Quiero ir temprano.",
+        "Vou sair agora, mas diz-me: de que cor é o carro da minha irmã?",
+        "Je dois réserver. À quelle heure est mon rendez-vous chez le dentiste ?",
+    ],
+)
+def test_a_foreign_question_about_the_users_things_in_a_later_sentence_asks_memory(
+    router, text
+) -> None:
+    assert router.route(text).operation in ("memory_recall", "memory_reason")
+
+
+@pytest.mark.parametrize(
+    ("text", "about"),
+    [
+        # a forget verb after a word that joins it to the reason before it
+        (
+            "Je ne vais plus à la chorale, donc oublie mes horaires de répétition.",
+            "mes horaires de répétition",
+        ),
+        ("Der Umzug ist erledigt, also vergiss alles über die alte Adresse.", "die alte Adresse"),
+        (
+            "O curso acabou, então apaga da memória o horário das aulas.",
+            "o horário das aulas",
+        ),
+        # what was kept about it, said as a German relative clause
+        (
+            "Lösch bitte, was du zu meinem alten Handyvertrag gespeichert hast.",
+            "meinem alten Handyvertrag",
+        ),
+        # "kindly" asks as "please" does; where memory keeps it, said as what it keeps
+        ("Would you kindly delete the note about my old locker?", "my old locker"),
+        ("Erase my old work phone number from what you keep.", "my old work phone number"),
+    ],
+)
+def test_forget_requests_after_their_reason_and_asked_kindly(router, text, about) -> None:
+    _assert_routed(router, text, "memory_forget", {"about": about})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a reminder at a time asked with another verb
+        "Could you nudge me tomorrow at 8 about the car wash?",
+        "Ping me every Monday at 10 so I submit my hours",
+        # deleting what is kept in the world: an account, mail
+        "Delete my Spotify account and the login that goes with it.",
+        "My spam folder has hundreds of emails in it; clear them all.",
+        # renewing or extending something in the world
+        "Renew my library card online.",
+        "Extend my parking permit for another month",
+        # a document that is not given
+        "Summarise the quarterly report",
+    ],
+)
+def test_reminders_accounts_mail_and_renewals_are_not_memory(router, text) -> None:
+    assert router.route(text).declined
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "args"),
+    [
+        # the field as the subject, its value before the typing
+        (
+            "on form.html the Postcode field needs 10115 typed in",
+            "gui_act",
+            {"instruction": "the Postcode field", "action": "type", "text": "10115"},
+        ),
+        (
+            "In checkout.html the promo code box should read SPRING5, fill it in",
+            "gui_act",
+            {"instruction": "the promo code box", "action": "type", "text": "SPRING5"},
+        ),
+        # a Spanish "pon" types
+        (
+            "en alta.html pon 28013 en la casilla del código postal",
+            "gui_act",
+            {"instruction": "casilla del código postal", "action": "type", "text": "28013"},
+        ),
+        # a target in apposition, a German click with its verb last
+        (
+            "on login.html press Submit, the one below the password field",
+            "gui_act",
+            {"instruction": "Submit below the password field"},
+        ),
+        (
+            "Die Bestellung ist fertig, also bitte auf cart.html den Button Bestellen anklicken",
+            "gui_act",
+            {"instruction": "den Button Bestellen"},
+        ),
+        # the file pointed back at, a chat thanks, a question that points back
+        (
+            "open settings.html and hit the Privacy tab there",
+            "gui_act",
+            {"instruction": "the Privacy tab"},
+        ),
+        (
+            "I have shot.png open; find the Export button on it",
+            "gui_ground",
+            {"instruction": "the Export button"},
+        ),
+        (
+            "home.png: I need the search bar at the top, where is it?",
+            "gui_ground",
+            {"instruction": "the search bar at the top"},
+        ),
+    ],
+)
+def test_gui_targets_in_apposition_values_before_the_verb_and_pointing_back(
+    router, text, operation, args
+) -> None:
+    _assert_routed(router, text, operation, args)
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        # a quoted folder with a space, where the report goes in other languages, how many
+        # insights said in Spanish or French
+        (
+            "analyse the data folder 'sales 2024/raw' and save the report in out/sales",
+            {"source": "sales 2024/raw", "out_dir": "out/sales"},
+        ),
+        (
+            "Analiza la base ventas.db y guarda el informe en informes/ventas",
+            {"source": "ventas.db", "out_dir": "informes/ventas"},
+        ),
+        (
+            "Analyse crm.db et donne-moi les 3 conclusions principales",
+            {"source": "crm.db", "top": 3},
+        ),
+    ],
+)
+def test_research_reads_quoted_folders_and_foreign_report_places(router, text, args) -> None:
+    _assert_routed(router, text, "research_research", args)
+
+
+def test_a_lean_hole_with_words_after_it_is_a_proof_to_find(router) -> None:
+    route = router.route(
+        "theorem two_mul_x (x : Nat) : 2 * x = x + x := sorry. Can you fill that in?"
+    )
+    assert route.operation == "provers_prove", route.reason
+    assert "sorry" not in route.args.get("proof", "")

@@ -287,3 +287,40 @@ def test_a_sum_is_read_by_its_range_summand_and_verb_of_giving(text: str, want: 
 )
 def test_a_range_and_a_verb_of_giving_alone_are_no_identity(text: str) -> None:
     assert identity_from_text(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # a power said in words ("hoch", "elevado a", "to the power"), a value after "always"
+        (
+            "die Summe von 3 hoch k, von k = 0 bis n, ergibt (3 hoch (n+1) - 1)/2",
+            "Sum(3**k, (k, 0, n)) = (3**(n + 1) - 1)/2",
+        ),
+        (
+            "somando 2 elevado a k de k=0 até n o resultado é sempre 2 elevado a (n+1) menos 1",
+            "Sum(2**k, (k, 0, n)) = 2**(n + 1) - 1",
+        ),
+        (
+            "sumando 4 elevado a k con k de 0 a n da siempre (4^(n+1)-1)/3",
+            "Sum(4**k, (k, 0, n)) = (4**(n + 1) - 1)/3",
+        ),
+        (
+            "the sum of 5 to the power k for k from 0 to n equals (5^(n+1)-1)/4",
+            "Sum(5**k, (k, 0, n)) = (5**(n + 1) - 1)/4",
+        ),
+        # what a tool returned for a sum it was given
+        (
+            "Maple: add(k^2, k=1..n) and got n*(n+1)*(2*n+1)/6, is it right?",
+            "Sum(k**2, (k, 1, n)) = n*(n + 1)*(2*n + 1)/6",
+        ),
+        (
+            "in Maple, add(binomial(n,k), k=0..n) returned 2^n, can you prove it?",
+            "Sum(binomial(n, k), (k, 0, n)) = 2**n",
+        ),
+    ],
+)
+def test_powers_in_words_and_a_tools_returned_value_give_the_identity(text: str, want: str) -> None:
+    found = identity_from_text(text)
+    assert found is not None, text
+    assert _same_identity(found["statement"], want)
