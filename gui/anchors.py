@@ -318,8 +318,8 @@ class TextAnchor(_CandidateAnchor):
         scores = np.maximum(scores, partial)
         if query is not None and query.relation is None and query.kind != "text":
             texts = [t for t, _, _ in spans]
-            scores = np.maximum(scores, _overlaps(query, texts, self.vocabulary(screen)))
             tails = [self.tails(screen)[i] for i in kept]
+            scores = np.maximum(scores, _overlaps(query, texts, self.vocabulary(screen), tails))
             scores = np.maximum(scores, _conventions(query.instruction, texts, tails))
         if self.embedder is not None and len(phrase) > 2:
             texts = list(dict.fromkeys(t for t, _, _ in spans))
@@ -428,6 +428,7 @@ def _instruction_keywords(instruction: str) -> dict[str, float]:
 
 
 ABSENT = 0.5  # the weight of an instruction word that no text on the screen says
+VERB_LABEL = 0.62  # a label opening with the instruction's verb (an action's own button)
 
 
 def _word_overlap(
@@ -436,6 +437,8 @@ def _word_overlap(
     verb: frozenset[str] = frozenset(),
     absent: frozenset[str] = frozenset(),
     action: frozenset[str] = frozenset(),
+    *,
+    whole: bool = True,
 ) -> float:
     """How well a label matches an instruction by the words they share, in [0, 0.9]: the share
     of the label's words found in the instruction times 0.25 + 0.65 x the (weighted) share of
@@ -449,7 +452,10 @@ def _word_overlap(
     much: a label cannot hold what the screen does not say, and users describe what they
     click in words of their own; but a label that says only the ``action`` ("Open..." for
     "open the preferences") where the screen says nothing else of the instruction counts
-    :data:`SUBJECT` x."""
+    :data:`SUBJECT` x. A short ``whole`` label (one or two words, its visual phrase not going
+    on), as buttons are labelled, that opens with the action's ``verb`` scores at least
+    :data:`VERB_LABEL` ("Run SQL" for "run the overdue query"; not "Filter" of "Filter runs
+    (regex)", nor that whole longer label)."""
     tokens = [t for t in _TOKEN.findall(label.lower()) if len(t) >= 2 and t not in _FILLER]
     if absent:
         keywords = {k: w * (ABSENT if k in absent else 1.0) for k, w in keywords.items()}
@@ -472,6 +478,12 @@ def _word_overlap(
         score *= SUBJECT
     elif found and found <= action and all(k in absent for k in keywords if k not in action):
         score *= SUBJECT
+    if whole and len(tokens) <= 2 and verb and any(_same_word(tokens[0], v) for v in verb):
+        # a label that opens with the action's verb is the control that does it, as buttons
+        # are labelled ("Run SQL" for "run the overdue query", "hide" for "hide the SQL editor");
+        # each further word of the instruction it says adds ("Filter tags" over "Filter runs"
+        # for "filter the charts by tag")
+        score = max(score, VERB_LABEL + 0.05 * (hits - 1))
     return score
 
 
@@ -561,9 +573,15 @@ def _conventions(instruction: str, texts: list[str], tails: list[str] | None = N
     return out
 
 
-def _overlaps(query: Query, texts: list[str], shown: set[str] | None = None) -> np.ndarray:
+def _overlaps(
+    query: Query,
+    texts: list[str],
+    shown: set[str] | None = None,
+    tails: list[str] | None = None,
+) -> np.ndarray:
     """:func:`_word_overlap` of each text; ``shown``: the words the screen says (none given:
-    every word of the instruction counts as said)."""
+    every word of the instruction counts as said); ``tails``: what follows each text in its
+    visual phrase (a text that its phrase goes on from is no whole label)."""
     keywords = _instruction_keywords(query.instruction)
     # looking at a thing, or going to it, names no control ("look at the final linear layer",
     # "open the members table"): only an action that an icon could draw lets a label of its
@@ -577,11 +595,12 @@ def _overlaps(query: Query, texts: list[str], shown: set[str] | None = None) -> 
             for k in keywords
             if k not in verb and k not in shown and not any(_same_word(k, w) for w in shown)
         )
-    cache: dict[str, float] = {}
-    for t in texts:
-        if t not in cache:
-            cache[t] = _word_overlap(keywords, t, verb, absent, action)
-    return np.array([cache[t] for t in texts], dtype=np.float32)
+    cache: dict[tuple[str, bool], float] = {}
+    wholes = [not tail for tail in tails] if tails is not None else [True] * len(texts)
+    for t, whole in zip(texts, wholes, strict=True):
+        if (t, whole) not in cache:
+            cache[t, whole] = _word_overlap(keywords, t, verb, absent, action, whole=whole)
+    return np.array([cache[t, w] for t, w in zip(texts, wholes, strict=True)], dtype=np.float32)
 
 
 # An icon's name is inferred (its glyph looks like one that is called so), a label is read: at

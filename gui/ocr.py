@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lemmata.deps import require_extra, require_tool
-from lemmata.gui.boxes import Box, overlap_of_smaller
+from lemmata.gui.boxes import Box, overlap_of_smaller, share_inside
 from lemmata.gui.image import image_key
 
 if TYPE_CHECKING:
@@ -138,10 +138,53 @@ class OcrEngine:
             result = self._run(image)
             self._store(key, result)
         result = trim_glued_icons(image, result)  # on every reading: the disk keeps tesseract's
+        result = self._reread_buttons(image, result)
         self._cache[key] = result
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         return result
+
+    def _reread_buttons(self, image: PILImage.Image, result: OcrResult) -> OcrResult:
+        """``result`` with the label of each button read unsurely (a word under 0.8) or not at
+        all read again as one line of text (``--psm 7`` at 2x), which reads short labels on
+        plates and in outlines ("Run SQL", "Format SQL", "Apply") that the sparse reading of
+        the whole screen loses or misreads; the new words replace the old where they are all
+        surer than every old one."""
+        import pytesseract
+        from PIL import Image
+
+        inside = [
+            (b, [w for w in result.words if share_inside(w.box, b) > 0.6])
+            for b in button_boxes(image)
+        ]
+        plates = [b for b, ws in inside if not ws or any(w.conf < 0.8 for w in ws)][:_MAX_REREAD]
+        if not plates:
+            return result
+        pytesseract.pytesseract.tesseract_cmd = self.tesseract
+        grey = image.convert("L")
+        words = list(result.words)
+        line = max((w.line for w in words), default=0) + 1
+        for b in plates:
+            crop = grey.crop((round(b[0]), round(b[1]), round(b[2]), round(b[3])))
+            crop = crop.resize((crop.width * 2, crop.height * 2), Image.Resampling.LANCZOS)
+            data = pytesseract.image_to_data(
+                crop, lang=self.lang, config="--psm 7", output_type=pytesseract.Output.DICT
+            )
+            new = []
+            for i, text in enumerate(data["text"]):
+                core = text.strip().strip(_EDGE)
+                conf = float(data["conf"][i]) / 100.0
+                if not core or conf < self.min_conf:
+                    continue
+                x, y = b[0] + data["left"][i] / 2, b[1] + data["top"][i] / 2
+                box = (x, y, x + data["width"][i] / 2, y + data["height"][i] / 2)
+                new.append(Word(core, box, conf, line))
+            old = [w for w in words if share_inside(w.box, b) > 0.6]
+            if not new or min(w.conf for w in new) <= max((w.conf for w in old), default=0.0):
+                continue
+            words = [w for w in words if w not in old] + new
+            line += 1
+        return OcrResult(words)
 
     def _load(self, key: str) -> OcrResult | None:
         if self.cache_dir is None:
@@ -242,6 +285,30 @@ class OcrEngine:
                 (text, b, conf, (data["block_num"][i], data["par_num"][i], data["line_num"][i]))
             )
         return out
+
+
+_MAX_REREAD = 24  # buttons read again per screen, at most
+
+
+def button_boxes(image: PILImage.Image) -> list[Box]:
+    """Boxes of the screen's buttons and fields: rectangles (outlines or plates) 16-64 px high,
+    1.3 to 16 times as wide as high, found as the outer contours of its edges."""
+    import cv2
+    import numpy as np
+
+    grey = np.asarray(image.convert("L"))
+    edges = cv2.Canny(grey, 30, 90)
+    contours, _ = cv2.findContours(edges, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    out: list[Box] = []
+    for c in contours:
+        x, y, w, h = cv2.boundingRect(c)
+        if not (16 <= h <= 64 and 1.3 * h <= w <= 16 * h):
+            continue
+        # a rectangle: its contour runs along the bounding box's sides
+        if cv2.arcLength(c, True) < 1.6 * (w + h):
+            continue
+        out.append((float(x), float(y), float(x + w), float(y + h)))
+    return out
 
 
 def trim_glued_icons(image: PILImage.Image, result: OcrResult) -> OcrResult:

@@ -261,3 +261,47 @@ def test_an_action_no_label_says_on_a_named_thing_is_refused(
 ) -> None:  # type: ignore[no-untyped-def]
     img, _ = facets
     assert text_grounder.ground(img, instruction).abstained
+
+
+@pytest.fixture(scope="module")
+def editor():  # type: ignore[no-untyped-def]
+    """A query page (drawn here): a title, a heading with a 'hide' link, two buttons and a
+    filter bar's two labels that open with the same verb; each label's box."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    img = Image.new("RGB", (900, 300), (250, 250, 250))
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype("DejaVuSans.ttf", 15)
+    big = ImageFont.truetype("DejaVuSans-Bold.ttf", 26)
+    draw.text((20, 14), "overdue", fill=(20, 20, 20), font=big)
+    boxes = {}
+    places = {
+        "Custom SQL query returning 7 rows": (20, 70),
+        "hide": (330, 70),
+        "Run SQL": (20, 130),
+        "Filter runs (regex)": (20, 220),
+        "Filter tags (regex)": (420, 220),
+    }
+    for label, (x, y) in places.items():
+        w = draw.textlength(label, font=font)
+        draw.text((x, y), label, fill=(30, 30, 30), font=font)
+        boxes[label] = (x - 4, y - 4, x + w + 4, y + 22)
+    return img, boxes
+
+
+@pytest.mark.parametrize(
+    ("instruction", "label"),
+    [
+        ("run the overdue query", "Run SQL"),  # the button says the action, the title the object
+        ("hide the SQL editor", "hide"),
+        ("filter the charts by tag", "Filter tags (regex)"),  # not the other 'Filter ...'
+    ],
+)
+def test_a_short_label_saying_the_action_is_its_control(
+    text_grounder, editor, instruction, label
+) -> None:  # type: ignore[no-untyped-def]
+    img, boxes = editor
+    g = text_grounder.ground(img, instruction)
+    box = boxes[label]
+    assert not g.abstained and g.point is not None, g.anchors
+    assert box[0] <= g.point[0] <= box[2] and box[1] <= g.point[1] <= box[3], (g.point, g.anchors)

@@ -66,3 +66,33 @@ def test_a_label_read_in_two_lines_is_one_line() -> None:
     lines = [" ".join(w.text for w in line) for line in OcrResult(words).lines()]
     assert "View and edit SQL" in lines
     assert "Apply" in lines and "Poetry" in lines and len(lines) == 3
+
+
+def test_a_button_label_lost_by_the_sparse_reading_is_read_again() -> None:
+    """Small white labels on coloured plates and an outlined button ("Run SQL", "Apply",
+    "Format SQL"): after reading, each button's label is there, whole, inside its button."""
+    import shutil
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    from lemmata.gui.ocr import OcrEngine
+
+    if shutil.which("tesseract") is None:
+        pytest.skip("needs tesseract: apt-get install tesseract-ocr")
+    img = Image.new("RGB", (700, 120), (248, 249, 250))
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype("DejaVuSans.ttf", 11)
+    buttons = {"Format SQL": (16, 40, 125, 70), "Run SQL": (130, 40, 216, 70)}
+    draw.rounded_rectangle(buttons["Format SQL"], 3, outline=(0, 123, 255), fill="white")
+    draw.rounded_rectangle(buttons["Run SQL"], 3, fill=(0, 123, 255))
+    draw.text((30, 49), "Format SQL", fill=(0, 123, 255), font=font)
+    draw.text((146, 49), "Run SQL", fill="white", font=font)
+    draw.text((260, 49), "This data as json, CSV", fill=(20, 20, 20), font=font)
+    words = OcrEngine().read(img).words
+    for label, (x1, y1, x2, y2) in buttons.items():
+        inside = [
+            w.text
+            for w in words
+            if x1 <= w.box[0] and w.box[2] <= x2 and y1 <= w.box[1] and w.box[3] <= y2
+        ]
+        assert " ".join(inside) == label, (label, [(w.text, w.box) for w in words])
