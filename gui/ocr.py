@@ -26,7 +26,7 @@ from lemmata.gui.image import image_key
 if TYPE_CHECKING:
     from PIL import Image as PILImage
 
-__all__ = ["OcrEngine", "OcrResult", "Word", "trim_glued_icons"]
+__all__ = ["OcrEngine", "OcrResult", "Word", "button_boxes", "trim_glued_icons"]
 
 # characters that are icons misread, not text, when they open or close a word
 _EDGE = "©®@&|[](){}<>«»*#%$^~`'\"_=+\\/—–-:;,.!?"

@@ -202,7 +202,7 @@ def test_acknowledgements_are_not_facts_but_short_news_is(tmp_path, embedder):
 
 
 def test_a_question_naming_a_speaker_prefers_what_that_speaker_said(tmp_path, embedder):
-    from lemmata.memory.retrieve import RetrievalConfig
+    from lemmata.memory.retrieve import DEFAULT_WEIGHTS, RetrievalConfig
 
     turns = [
         {"content": "Hi!", "speaker": "Melanie"},
@@ -212,21 +212,22 @@ def test_a_question_naming_a_speaker_prefers_what_that_speaker_said(tmp_path, em
             "speaker": "Melanie",
         },
     ]
+    no_person = {**DEFAULT_WEIGHTS, "person": 0.0}
+    configs = {
+        "words": RetrievalConfig(speaker_boost=0.0, weights=no_person),
+        "boost": RetrievalConfig(speaker_boost=0.3, weights=no_person),
+        "defaults": RetrievalConfig(),  # the speaker boost and the person channel
+    }
     tops = {}
-    for boost in (0.0, 0.3):
-        mem = Memory(
-            tmp_path / str(boost),
-            user="u",
-            embedder=embedder,
-            retrieval=RetrievalConfig(speaker_boost=boost),
-        )
+    for name, config in configs.items():
+        mem = Memory(tmp_path / name, user="u", embedder=embedder, retrieval=config)
         ids = mem.add_episodes(turns)
         top = mem.retrieve("What does Melanie paint?", k=2).items[0]
-        tops[boost] = ids.index(top.provenance[0])
+        tops[name] = ids.index(top.provenance[0])
         mem.close()
     # on its words alone, Caroline's remark about Melanie ranks first; Melanie's own comes
-    # first once the speaker the question names counts
-    assert tops == {0.0: 1, 0.3: 2}
+    # first once the speaker the question names counts, by the boost or by the defaults
+    assert tops == {"words": 1, "boost": 2, "defaults": 2}
 
 
 def test_facts_of_the_same_time_rank_newest_stored_first_in_recency(tmp_path, embedder):
